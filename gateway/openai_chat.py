@@ -1,0 +1,252 @@
+"""OpenAI chat completions: ``POST /v1/chat/completions`` and ``GET /v1/models`` (OpenAI shape)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
+from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult
+from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
+from benchwarmers_mcp.gateway import collections_view, panel_view
+from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
+from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+
+SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
+            "frequency_penalty", "n", "reasoning_effort", "logit_bias", "user")
+HOSTED_TOOLS = ("web_search", "web_search_preview", "local_shell", "file_search", "code_interpreter",
+                "computer_use_preview")
+
+
+# ---- parse -------------------------------------------------------------------------------------
+
+def parse_image_url(url: Any) -> Image:
+    if not isinstance(url, str):
+        raise BadRequest("image_url.url must be a string")
+    if url.startswith(("http://", "https://")):
+        return Image(url)
+    if url.startswith("data:image/") and ";base64," in url:
+        return Image(url)
+    raise BadRequest("an image must be an http(s) URL or a data:image/<type>;base64 URL")
+
+
+def _parse_parts(content: Any, where: str) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Text(content)]
+    if not isinstance(content, list):
+        raise BadRequest(f"{where}.content must be a string or a list of parts")
+    parts: list[Part] = []
+    for i, part in enumerate(content):
+        if isinstance(part, str):
+            parts.append(Text(part))
+            continue
+        if not isinstance(part, dict):
+            raise BadRequest(f"{where}.content[{i}] must be an object")
+        kind = part.get("type")
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise BadRequest(f"{where}.content[{i}].text must be a string")
+            parts.append(Text(part["text"]))
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            parts.append(parse_image_url(url))
+        elif kind in ("image", "input_image"):
+            raise BadRequest(f"{where}.content[{i}]: use an image_url part on chat completions, not {kind!r}")
+        elif kind in ("input_audio", "audio", "file", "input_file", "document"):
+            raise Unsupported(f"{where}.content[{i}]: {kind} parts are not supported; send text or images")
+        else:
+            raise BadRequest(f"{where}.content[{i}]: unknown part type {kind!r}")
+    return parts
+
+
+def _parse_tool_calls(calls: Any, where: str) -> list[Part]:
+    if not calls:
+        return []
+    if not isinstance(calls, list):
+        raise BadRequest(f"{where}.tool_calls must be a list")
+    out: list[Part] = []
+    for i, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise BadRequest(f"{where}.tool_calls[{i}] needs function.name")
+        args = fn.get("arguments", "{}")
+        if not isinstance(args, str):
+            raise BadRequest(f"{where}.tool_calls[{i}].function.arguments must be a JSON string")
+        out.append(ToolCall(str(call.get("id") or f"call_{i}"), fn["name"], args or "{}"))
+    return out
+
+
+def parse_messages(raw: Any) -> tuple[str | None, tuple[Message, ...]]:
+    if not isinstance(raw, list) or not raw:
+        raise BadRequest("messages must be a non-empty list")
+    system: list[str] = []
+    messages: list[Message] = []
+    for i, m in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(m, dict):
+            raise BadRequest(f"{where} must be an object")
+        role = m.get("role")
+        if role in ("system", "developer"):
+            system.extend(p.text for p in _parse_parts(m.get("content"), where) if isinstance(p, Text))
+        elif role == "user":
+            messages.append(Message("user", tuple(_parse_parts(m.get("content"), where))))
+        elif role == "assistant":
+            parts = [p for p in _parse_parts(m.get("content"), where) if isinstance(p, Text)]
+            parts += _parse_tool_calls(m.get("tool_calls"), where)
+            if m.get("function_call"):
+                raise Unsupported(f"{where}: the legacy function_call field is not supported; use tool_calls")
+            messages.append(Message("assistant", tuple(parts)))
+        elif role == "tool":
+            content = m.get("content")
+            text = content if isinstance(content, str) else "".join(
+                p.text for p in _parse_parts(content, where) if isinstance(p, Text))
+            messages.append(Message("tool", (ToolResult(str(m.get("tool_call_id") or ""), text),)))
+        elif role == "function":
+            raise Unsupported(f"{where}: the legacy function role is not supported; use tool messages")
+        else:
+            raise BadRequest(f"{where}.role must be system, developer, user, assistant or tool")
+    if not messages:
+        raise BadRequest("messages has no user message")
+    return ("\n\n".join(system) if system else None), tuple(messages)
+
+
+def parse_tools(raw: Any) -> tuple[Tool, ...]:
+    if raw is None or raw == []:
+        return ()
+    if not isinstance(raw, list):
+        raise BadRequest("tools must be a list")
+    tools = []
+    for i, t in enumerate(raw):
+        if not isinstance(t, dict):
+            raise BadRequest(f"tools[{i}] must be an object")
+        if t.get("type") in HOSTED_TOOLS:
+            raise Unsupported(f"tools[{i}]: the vendor-hosted tool {t['type']!r} is not supported")
+        fn = t.get("function")
+        if t.get("type", "function") != "function" or not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise BadRequest(f"tools[{i}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}")
+        params = fn.get("parameters")
+        tools.append(Tool(fn["name"], str(fn.get("description") or ""),
+                          params if isinstance(params, dict) else {"type": "object", "properties": {}}))
+    return tuple(tools)
+
+
+def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
+    collection, suffix = split_model(body.get("model"))
+    reply, nominees = body_reply(body)
+    if body.get("functions") or body.get("function_call"):
+        raise Unsupported("the legacy functions / function_call fields are not supported; use tools")
+    system, messages = parse_messages(body.get("messages"))
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("stream must be true or false")
+    options = {k: body[k] for k in SAMPLING if body.get(k) is not None}
+    response_format = body.get("response_format")
+    return Ask(
+        collection=collection, messages=messages, system=system, reply=resolve_reply(reply, suffix),
+        with_=nominees, stream=stream, tools=parse_tools(body.get("tools")), tool_choice=body.get("tool_choice"),
+        parallel_tool_calls=body.get("parallel_tool_calls") if isinstance(body.get("parallel_tool_calls"), bool) else None,
+        response_format=response_format if isinstance(response_format, dict) else None,
+        options=options, model_name=str(body.get("model")), dialect="openai", key_name=key_name,
+    )
+
+
+# ---- render ------------------------------------------------------------------------------------
+
+def usage_dict(run: PanelRun) -> dict[str, int]:
+    u = run.usage
+    return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens, "total_tokens": u.total}
+
+
+def completion(run: PanelRun) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{secrets.token_hex(12)}", "object": "chat.completion", "created": int(time.time()),
+        "model": run.collection.qualified,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": panel_view.content(run), "refusal": None},
+                     "logprobs": None, "finish_reason": "stop"}],
+        "usage": usage_dict(run), "bench": panel_view.bench_field(run),
+    }
+
+
+class ChunkWriter:
+    def __init__(self, model: str) -> None:
+        self.id = f"chatcmpl-{secrets.token_hex(12)}"
+        self.created = int(time.time())
+        self.model = model
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        return sse({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                    "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra})
+
+    def usage(self, usage: dict[str, int]) -> bytes:
+        return sse({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                    "choices": [], "usage": usage})
+
+
+async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> AsyncIterator[bytes]:
+    out = ChunkWriter(run.collection.qualified)
+    yield out.chunk({"role": "assistant", "content": ""})
+    if run.reply != "merged":
+        yield out.chunk({"content": panel_view.heading(run)})
+    try:
+        async for event in run.events(keepalive):
+            if event is None:
+                yield KEEPALIVE_COMMENT
+            elif isinstance(event, SeatDone) and run.reply != "merged":
+                yield out.chunk({"content": panel_view.section(run, event.record)})
+            elif isinstance(event, MergeDone):
+                yield out.chunk({"content": panel_view.merged_content(run)})
+        if run.reply != "merged":
+            yield out.chunk({"content": panel_view.footer(run)})
+        yield out.chunk({}, "stop", bench=panel_view.bench_field(run))
+        if include_usage:
+            yield out.usage(usage_dict(run))
+    except BenchError as e:
+        yield sse({"error": error_body(e)["error"]})
+    yield b"data: [DONE]\n\n"
+
+
+def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
+    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    if ask.stream:
+        opts = body.get("stream_options")
+        include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
+        return StreamingResponse(stream_panel(run, ctx.settings.keepalive, include_usage), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, **headers})
+    return JSONResponse(completion(run), headers=headers)
+
+
+def error_body(error: BenchError) -> dict[str, Any]:
+    return {"error": {"message": error.message, "type": "bench_gateway", "code": error.status}}
+
+
+def render_error(error: BenchError) -> Response:
+    return JSONResponse(error_body(error), status_code=error.status, headers=error.headers)
+
+
+async def list_models(request: Request) -> Response:
+    """``GET /v1/models`` in OpenAI's shape: each collection with its other reply modes."""
+    ctx = request.app.state.ctx
+    scope = ctx.extras.get("scope_of")
+    items = await collections_view.entries(ctx.db, only=scope(request) if scope else None)
+    now = int(time.time())
+    data = [{**item, "id": name, "object": "model", "created": now, "owned_by": "benchwarmers"}
+            for name, item in collections_view.with_modes(items)]
+    return JSONResponse({"object": "list", "data": data})
+
+
+DIALECT = Dialect("openai", parse, respond, render_error)
+
+
+@guarded(render_error)
+async def chat_completions(request: Request) -> Response:
+    return await handle_ask(request, DIALECT)

@@ -1,0 +1,3 @@
+"""Benchwarmers: a self-hosted panel gateway for LLMs."""
+
+__version__ = "0.4.0"

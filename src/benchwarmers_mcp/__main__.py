@@ -1,0 +1,3 @@
+from benchwarmers_mcp.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The application: one route table, one lifespan that opens everything the engine needs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.calling import ModelCaller
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BenchError, NotFound
+from benchwarmers_mcp.gateway import bench_routes, openai_chat
+from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.keystore import KeyStore
+from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+
+log = logging.getLogger("benchwarmers")
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse({"ok": True, "version": __version__})
+
+
+def routes() -> list[BaseRoute]:
+    """The one route table. Each face contributes its routes here."""
+    table: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/chat/completions", openai_chat.chat_completions, methods=["POST"]),
+        Route("/chat/completions", openai_chat.chat_completions, methods=["POST"]),
+        Route("/v1/models", openai_chat.list_models, methods=["GET"]),
+        Route("/models", openai_chat.list_models, methods=["GET"]),
+        Route("/bench/verdict", bench_routes.post_verdict, methods=["POST"]),
+        Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
+        Route("/bench/record", bench_routes.get_record, methods=["GET"]),
+        # -- more faces register below (keep one line per route group) --
+    ]
+    return table
+
+
+def make_client(settings: Settings) -> httpx.AsyncClient:
+    """The one shared outbound client. It never follows a redirect, so a key never reaches another host."""
+    return httpx.AsyncClient(
+        follow_redirects=False,
+        timeout=httpx.Timeout(settings.seat_timeout, connect=settings.upstream_connect_timeout),
+        limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+    )
+
+
+def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -> Starlette:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            settings.home.mkdir(parents=True, exist_ok=True)
+            db = await stack.enter_async_context(Database(settings.db_path))
+            http = client or await stack.enter_async_context(make_client(settings))
+            keys = KeyStore(settings.config_dir, settings.env_keys)
+            tg = await stack.enter_async_context(anyio.create_task_group())
+            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
+            app.state.ctx = ctx
+            # -- lifespan hooks of other faces go here --
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            error: BenchError = NotFound(f"no route {request.method} {request.url.path}; the gateway answers "
+                                         "/v1/chat/completions, /v1/models, /bench/verdict, /bench/pending, "
+                                         "/bench/record and /health")
+        else:
+            error = BenchError(exc.detail or "request refused")
+            error.status = exc.status_code
+        response = render_error_for(request.url.path, error)
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    app = Starlette(routes=routes(), lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    app.state.settings = settings
+    return app

@@ -1,0 +1,62 @@
+"""Entry point of ``benchwarmers`` and ``bench``: one program.
+
+Server commands run here; every other command is a client of a running server (cli/client.py).
+Exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 no server at the URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.settings import Settings
+
+SERVER_COMMANDS = ("serve", "demo", "init", "mcp")
+
+
+def server_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchwarmers", description="Benchwarmers: a self-hosted panel gateway for LLMs.")
+    p.add_argument("--version", "-v", action="version", version=f"benchwarmers {__version__}")
+    sub = p.add_subparsers(dest="command")
+    sub.add_parser("serve", help="run the server (the default): gateway, admin API and MCP on one port")
+    sub.add_parser("demo", help="run the server on a temporary data folder with five simulated models")
+    init = sub.add_parser("init", help="make the data folder")
+    init.add_argument("folder", nargs="?", help="where (default: BENCHWARMERS_HOME or the OS data folder)")
+    sub.add_parser("mcp", help="a stdio MCP server that forwards to a running Benchwarmers")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        argv = ["serve"]
+    if argv[0] in SERVER_COMMANDS or argv[0] in ("--version", "-v") or (argv[0] in ("-h", "--help") and len(argv) == 1):
+        return run_server_command(argv)
+    try:
+        from benchwarmers_mcp.cli import client
+    except ImportError:
+        print(f"benchwarmers: unknown command {argv[0]!r}", file=sys.stderr)
+        return 2
+    return client.main(argv)
+
+
+def run_server_command(argv: list[str]) -> int:
+    args = server_parser().parse_args(argv)
+    command = args.command or "serve"
+    if command == "mcp":
+        from benchwarmers_mcp.mcp_stdio import main as mcp_main
+
+        return mcp_main()
+    settings = Settings.from_env()
+    from benchwarmers_mcp.cli import server
+
+    if command == "init":
+        return server.init(args.folder, settings)
+    if command == "demo":
+        return server.demo(settings)
+    return server.serve(settings)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""The server side of the program: serve, demo, init."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import uvicorn
+
+from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+
+
+def serve(settings: Settings) -> int:
+    from benchwarmers_mcp.app import create_app
+
+    settings.home.mkdir(parents=True, exist_ok=True)
+    print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)
+    uvicorn.run(create_app(settings), host=settings.bind, port=settings.port, log_level="warning",
+                access_log=False, lifespan="on")
+    return 0
+
+
+def _host(bind: str) -> str:
+    return f"[{bind}]" if ":" in bind else bind
+
+
+def init(folder: str | None, settings: Settings) -> int:
+    home = Path(folder).expanduser() if folder else settings.home
+
+    async def make() -> None:
+        async with Database(home / "benchwarmers.db"):
+            pass
+
+    home.mkdir(parents=True, exist_ok=True)
+    anyio.run(make)
+    print(f"data folder ready: {home}")
+    return 0
+
+
+def demo(settings: Settings) -> int:
+    from benchwarmers_mcp.demo import seed_demo
+
+    home = Path(tempfile.mkdtemp(prefix="benchwarmers-demo-"))
+    settings = replace(settings, home=home)
+
+    async def seed() -> None:
+        async with Database(settings.db_path) as db:
+            await seed_demo(db)
+
+    anyio.run(seed)
+    base = f"http://{_host(settings.bind)}:{settings.port}"
+    print(
+        f"Demo: five simulated models, collection 'demo', data in {home} (temporary).\nTry:\n"
+        f"  curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
+        f"    -d '{{\"model\": \"bench/demo\", \"messages\": [{{\"role\": \"user\", \"content\": "
+        f"\"Where can this function return a stale value?\"}}]}}'\n",
+        file=sys.stderr, flush=True)
+    os.environ.setdefault("BENCHWARMERS_DEMO", "1")
+    return serve(settings)

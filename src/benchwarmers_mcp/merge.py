@@ -1,0 +1,60 @@
+"""Merged mode: who merges, and what the merger is asked."""
+
+from __future__ import annotations
+
+from benchwarmers_mcp.messages import Ask, ModelRequest, estimate_text_tokens, user
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import verdicts
+from benchwarmers_mcp.store.calls import SeatRecord
+from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.store.models import ModelRecord
+
+MERGER_SYSTEM = (
+    "You merge a panel of answers to one request into one reply. Say where the answers agree, where they "
+    "disagree, and who said what (name the seats). Keep every dissent: agreement between models is not "
+    "evidence, so never present a shared claim as settled. Do not add claims of your own."
+)
+
+
+def merge_input(ask: Ask, seats: list[SeatRecord]) -> str:
+    blocks = [f"# The request\n\n{(ask.system + chr(10) + chr(10)) if ask.system else ''}{ask.prompt_text}",
+              "# The answers"]
+    for s in seats:
+        if s.status == "ok":
+            blocks.append(f"## {s.label} — {s.alias}\n\n{s.answer}")
+    return "\n\n".join(blocks)
+
+
+def merge_request(ask: Ask, seats: list[SeatRecord]) -> ModelRequest:
+    return ModelRequest("", (user(merge_input(ask, seats)),), MERGER_SYSTEM)
+
+
+async def merger_candidates(db: Database, collection: Collection, shape: str,
+                            skipped: list[dict[str, str]]) -> list[ModelRecord]:
+    """The collection's merger, then members by useful verdicts on this shape (count, then ratio), then the rest."""
+    members = [m for m in [await model_store.find(db, a) for a in collection.members] if m and not m.retired]
+    out: list[ModelRecord] = []
+    if collection.merger:
+        chosen = await model_store.find(db, collection.merger)
+        if chosen and chosen.retired:
+            skipped.append({"seat": "merger", "alias": chosen.alias, "why": "retired"})
+        elif chosen:
+            out.append(chosen)
+    counts = await verdicts.useful_counts(db, [m.alias for m in members], shape)
+
+    def rank(m: ModelRecord) -> tuple[int, float]:
+        useful, judged = counts.get(m.alias, (0, 0))
+        return (-useful, -(useful / judged if judged else 0.0))
+
+    for m in sorted(members, key=rank):
+        if m.alias not in {o.alias for o in out}:
+            out.append(m)
+    return out
+
+
+def fits(model: ModelRecord, request: ModelRequest) -> bool:
+    if model.context_window is None:
+        return True
+    size = estimate_text_tokens((request.system or "") + "".join(m.text for m in request.messages))
+    return size <= model.context_window

@@ -1,0 +1,215 @@
+"""Run a panel: seat it, fan the seats out concurrently, record each seat the moment it
+finishes, and hand the results to the face in finish order. Merged mode adds one merger call.
+
+The seats run in the application's background task group, not the request's: a caller that
+hangs up does not stop the panel, and every seat is still answered and recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from benchwarmers_mcp import merge
+from benchwarmers_mcp.calling import CallInfo
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
+from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
+from benchwarmers_mcp.seating import Seat, Seating, seat_panel
+from benchwarmers_mcp.store import calls
+from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
+from benchwarmers_mcp.store.collections import Collection
+
+log = logging.getLogger("benchwarmers.panel")
+
+QUOTA_NOTICE = re.compile(
+    r"out of credits|upgrade your plan|insufficient (credits|quota|balance)|quota (exceeded|exhausted)"
+    r"|free[- ]tier (limit|quota)|add credits|payment required", re.I)
+
+
+@dataclass
+class SeatDone:
+    record: SeatRecord
+    usage: Usage | None
+
+
+@dataclass
+class MergeDone:
+    record: SeatRecord | None
+    answer: str | None
+    note: str | None
+    usage: Usage | None = None
+
+
+PanelEvent = SeatDone | MergeDone
+
+
+@dataclass
+class PanelRun:
+    """A panel in flight. Iterate ``events()`` once; the run keeps going if nobody does."""
+
+    panel: PanelRecord
+    collection: Collection
+    seating: Seating
+    reply: str
+    ask: Ask
+    receive: MemoryObjectReceiveStream[PanelEvent]
+    seats_done: list[SeatRecord] = field(default_factory=list)
+    merge: MergeDone | None = None
+    usage: Usage = field(default_factory=Usage)
+    simulated: frozenset[str] = frozenset()
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def id(self) -> str:
+        return self.panel.id
+
+    async def events(self, keepalive: float | None = None) -> AsyncIterator[PanelEvent | None]:
+        """Events in finish order; with ``keepalive``, a ``None`` after each idle interval."""
+        async with self.receive:
+            while True:
+                event = None
+                with anyio.move_on_after(keepalive if keepalive else math.inf):
+                    try:
+                        event = await self.receive.receive()
+                    except anyio.EndOfStream:
+                        return
+                if event is None:
+                    yield None
+                    continue
+                if isinstance(event, SeatDone):
+                    self.seats_done.append(event.record)
+                else:
+                    self.merge = event
+                if event.usage:
+                    self.usage = self.usage + event.usage
+                yield event
+
+    async def wait(self) -> PanelRun:
+        async for _ in self.events():
+            pass
+        return self
+
+    def seats_in_seat_order(self) -> list[SeatRecord]:
+        order = {s.key: i for i, s in enumerate(self.seating.seats)}
+        return sorted(self.seats_done, key=lambda r: order.get(r.seat, 99))
+
+
+def seat_request(ask: Ask) -> ModelRequest:
+    """What every seat is sent: the conversation and system text; sampling stays the model's own."""
+    return ModelRequest("", ask.messages, ask.system)
+
+
+def _quota_notice(text: str) -> bool:
+    return len(text) < 400 and bool(QUOTA_NOTICE.search(text))
+
+
+async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelRequest, info: CallInfo,
+                   timeout: float) -> SeatDone:
+    """Call one seat and record it. Never raises for the model's failures."""
+    started = time.monotonic()
+    answer_text, error, status, usage = "", "", "ok", None
+    try:
+        answer = await ctx.caller.complete(seat.model, request, timeout=timeout, info=info)
+        answer_text, usage = answer.text.strip(), answer.usage
+        if not answer_text:
+            status = "empty"
+        elif _quota_notice(answer_text):
+            status, error = "error", f"provider quota notice: {answer_text}"
+    except UpstreamTimeout as e:
+        status, error = "timeout", e.message
+    except ProviderError as e:
+        status, error = "error", e.message
+    except Exception as e:  # a bug must not sink the panel; it is logged and reported on the seat
+        log.exception("seat %s (%s) failed unexpectedly", seat.key, seat.alias)
+        status, error = "error", f"internal error: {type(e).__name__}"
+    record = SeatRecord(
+        call=f"{panel_id}.{seat.key}", panel=panel_id, seat=seat.key, label=seat.label, alias=seat.alias,
+        status=status, seconds=time.monotonic() - started, answer=answer_text, error=error[-500:],
+        tokens_in=usage.input_tokens if usage else 0, tokens_out=usage.output_tokens if usage else 0)
+    with anyio.CancelScope(shield=True):
+        await calls.record_seat(ctx.db, record)
+    return SeatDone(record, usage)
+
+
+async def start_panel(ctx: Context, ask: Ask, collection: Collection | None = None) -> PanelRun:
+    """Seat the panel (raising any refusal before a byte is sent) and start it in the background."""
+    if ask.has_tool_traffic:
+        raise Unsupported(
+            f"a panel answers with text, so tools, tool calls and tool results are refused; for an agent with "
+            f"tools use route mode: bench/{ask.collection}:route")
+    collection = collection or await collection_store.resolve(ctx.db, ask.collection)
+    reply = ask.reply or collection.reply or "all"
+    if reply == "route":
+        reply = "all"
+    gateway = await collection_store.gateway_settings(ctx.db)
+    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting())
+    panel = PanelRecord(
+        id=calls.new_panel_id(), at=time.time(), collection=collection.qualified, shape=seating.shape,
+        shape_by=seating.shape_by, reply=reply, key_name=ask.key_name, system=ask.system,
+        prompt=ask.prompt_text, skipped=seating.skipped)
+    await calls.create_panel(ctx.db, panel)
+    send, receive = anyio.create_memory_object_stream[PanelEvent](math.inf)
+    sim = {r[0] for r in await ctx.db.fetchall("SELECT name FROM endpoints WHERE api = 'simulated'")}
+    simulated = frozenset(s.alias for s in seating.seats if s.model.endpoint in sim)
+    run = PanelRun(panel, collection, seating, reply, ask, receive, simulated=simulated)
+    ctx.tg.start_soon(_drive, ctx, run, send)
+    return run
+
+
+async def _send(send: MemoryObjectSendStream[PanelEvent], event: PanelEvent) -> None:
+    try:
+        send.send_nowait(event)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass  # nobody is listening any more; the record is already in the store
+
+
+async def _drive(ctx: Context, run: PanelRun, send: MemoryObjectSendStream[PanelEvent]) -> None:
+    info = CallInfo("gateway", "panel", run.ask.key_name)
+    request = seat_request(run.ask)
+    done: list[SeatRecord] = []
+    async with send:
+
+        async def one(seat: Seat) -> None:
+            result = await run_seat(ctx, run.id, seat, request, info, ctx.settings.seat_timeout)
+            done.append(result.record)
+            await _send(send, result)
+
+        async with anyio.create_task_group() as tg:
+            for seat in run.seating.seats:
+                tg.start_soon(one, seat)
+        if run.reply == "merged":
+            await _send(send, await _merge(ctx, run, done, info))
+
+
+async def _merge(ctx: Context, run: PanelRun, done: list[SeatRecord], info: CallInfo) -> MergeDone:
+    answered = [s for s in done if s.status == "ok"]
+    if not answered:
+        return await _fallback(ctx, run, "no seat answered")
+    order = {s.key: i for i, s in enumerate(run.seating.seats)}
+    answered.sort(key=lambda r: order.get(r.seat, 99))
+    request = merge.merge_request(run.ask, answered)
+    candidates = await merge.merger_candidates(ctx.db, run.collection, run.seating.shape, run.panel.skipped)
+    chosen = next((m for m in candidates if merge.fits(m, request)), None)
+    if chosen is None:
+        return await _fallback(ctx, run, "no merger fits the answers" if candidates else "no merger available")
+    result = await run_seat(ctx, run.id, Seat("merger", "merger", chosen), request, info, ctx.settings.seat_timeout)
+    if result.record.status != "ok":
+        why = f"the merger {chosen.alias} failed ({result.record.status}: {result.record.error[:200]})"
+        return await _fallback(ctx, run, why, result.record)
+    await calls.set_panel_note(ctx.db, run.id, "merged", None)
+    return MergeDone(result.record, result.record.answer, None, result.usage)
+
+
+async def _fallback(ctx: Context, run: PanelRun, why: str, record: SeatRecord | None = None) -> MergeDone:
+    with anyio.CancelScope(shield=True):
+        await calls.set_panel_note(ctx.db, run.id, "all", why)
+    return MergeDone(record, None, why)

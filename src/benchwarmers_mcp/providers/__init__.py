@@ -1,0 +1,28 @@
+"""Outbound providers, one per upstream API, found through a plain registry with lazy imports."""
+
+from __future__ import annotations
+
+import importlib
+
+from benchwarmers_mcp.providers.base import Connection, Provider
+
+REGISTRY: dict[str, str] = {
+    "chat": "benchwarmers_mcp.providers.openai:OpenAIChat",
+    "simulated": "benchwarmers_mcp.providers.simulated:Simulated",
+}
+
+
+def provider_class(api: str) -> type[Provider]:
+    try:
+        target = REGISTRY[api]
+    except KeyError:
+        raise LookupError(f"no provider for api {api!r}; known: {', '.join(sorted(REGISTRY))}") from None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def make_provider(api: str, connection: Connection) -> Provider:
+    return provider_class(api)(connection)
+
+
+__all__ = ["Connection", "Provider", "REGISTRY", "make_provider", "provider_class"]

@@ -1,0 +1,121 @@
+"""The outbound Protocol: two members. Each provider speaks one upstream API.
+
+"How to speak" lives in the provider class; "where and with which key" is the ``Connection`` it
+is built with (base URL, key, headers, the one shared ``httpx.AsyncClient``). Providers raise only
+``errors.ProviderError`` subclasses: foreign exceptions are mapped at one boundary,
+``map_transport_errors``, and statuses by ``error_for_status``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import httpx
+
+from benchwarmers_mcp.errors import (
+    AuthOrBilling,
+    ModelGone,
+    ProviderError,
+    RateLimited,
+    UpstreamFailure,
+    UpstreamTimeout,
+)
+from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
+
+ResponseHook = Callable[[httpx.Response], None]
+
+
+@dataclass(frozen=True)
+class Connection:
+    base_url: str
+    api_key: str | None
+    client: httpx.AsyncClient
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: float = 420.0
+    on_response: ResponseHook | None = None
+
+
+class Provider(Protocol):
+    def __init__(self, connection: Connection) -> None: ...
+
+    async def complete(self, request: ModelRequest) -> Answer: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@contextmanager
+def map_transport_errors() -> Iterator[None]:
+    """The one place where httpx's exceptions become ours."""
+    try:
+        yield
+    except ProviderError:
+        raise
+    except httpx.TimeoutException as e:
+        raise UpstreamTimeout(f"upstream timed out ({type(e).__name__})") from e
+    except httpx.TransportError as e:
+        raise UpstreamFailure(f"upstream unreachable: {type(e).__name__}: {e}") from e
+    except httpx.HTTPError as e:  # pragma: no cover - other httpx failures
+        raise UpstreamFailure(f"upstream call failed: {type(e).__name__}: {e}") from e
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), as seconds from now."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
+
+
+def error_message(body: bytes | str) -> str:
+    """The human message out of an upstream error body, whatever its shape."""
+    import json
+
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:500]
+    if isinstance(data, list) and data:
+        data = data[0]
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            return str(err.get("message") or err)[:500]
+        return str(err)[:500]
+    return text.strip()[:500]
+
+
+def error_for_status(status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
+    """Map an upstream HTTP status to the error tree (statuses, never message matching)."""
+    message = f"upstream {status}: {error_message(body)}"
+    wait = retry_after_seconds(headers)
+    if status == 429:
+        return RateLimited(message, upstream_status=status, retry_after=wait)
+    if status == 404:
+        return ModelGone(message, upstream_status=status)
+    if status in (401, 402, 403):
+        return AuthOrBilling(message, upstream_status=status)
+    if status == 408:
+        return UpstreamTimeout(message, upstream_status=status)
+    return UpstreamFailure(message, upstream_status=status, retry_after=wait)
+
+
+async def raise_for_status(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        body = await response.aread()
+        raise error_for_status(response.status_code, response.headers, body)

@@ -1,0 +1,170 @@
+"""OpenAI-compatible chat completions: OpenAI, every hub's /v1, Ollama's /v1, LiteLLM, Open WebUI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.messages import (
+    Answer,
+    AnswerBuilder,
+    Finish,
+    Image,
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from benchwarmers_mcp.providers.base import Connection, error_message, map_transport_errors, raise_for_status
+from benchwarmers_mcp.providers.sse import parse_json, sse_events
+
+PASSED_OPTIONS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
+                  "presence_penalty", "frequency_penalty", "logit_bias", "n", "user", "reasoning_effort",
+                  "top_logprobs", "logprobs")
+
+
+def _map_message(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool" or message.tool_results:
+        return [
+            {"role": "tool", "tool_call_id": r.call_id,
+             "content": ("Error: " if r.is_error else "") + r.content}
+            for r in message.tool_results
+        ]
+    if message.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ]
+        return [out]
+    if not message.images:
+        return [{"role": "user", "content": message.text}]
+    parts: list[dict[str, Any]] = []
+    for p in message.parts:
+        if isinstance(p, Text):
+            parts.append({"type": "text", "text": p.text})
+        elif isinstance(p, Image):
+            parts.append({"type": "image_url", "image_url": {"url": p.url}})
+    return [{"role": "user", "content": parts}]
+
+
+def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for m in request.messages:
+        messages.extend(_map_message(m))
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    for name in PASSED_OPTIONS:
+        if name in request.options and request.options[name] is not None:
+            body[name] = request.options[name]
+    if request.tools:
+        body["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in request.tools
+        ]
+        if request.tool_choice is not None:
+            body["tool_choice"] = request.tool_choice
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.response_format is not None:
+        body["response_format"] = request.response_format
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _map_usage(data: dict[str, Any] | None) -> Usage | None:
+    if not isinstance(data, dict):
+        return None
+    details = data.get("completion_tokens_details") or {}
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0),
+                 int((details or {}).get("reasoning_tokens") or 0))
+
+
+def _map_delta(delta: dict[str, Any]) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        events.append(ReasoningDelta(reasoning))
+    content = delta.get("content")
+    if isinstance(content, str) and content:
+        events.append(TextDelta(content))
+    for i, call in enumerate(delta.get("tool_calls") or []):
+        fn = call.get("function") or {}
+        events.append(ToolCallDelta(int(call.get("index", i)), call.get("id"), fn.get("name"),
+                                    fn.get("arguments") or ""))
+    return events
+
+
+def _error_in_body(data: Any) -> None:
+    if isinstance(data, dict) and data.get("error"):
+        raise UpstreamFailure(f"upstream error: {error_message(json.dumps(data))}")
+
+
+class OpenAIChat:
+    def __init__(self, connection: Connection) -> None:
+        self.conn = connection
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", **self.conn.headers}
+        if self.conn.api_key:
+            headers["Authorization"] = f"Bearer {self.conn.api_key}"
+        return headers
+
+    @property
+    def _url(self) -> str:
+        return self.conn.base_url.rstrip("/") + "/chat/completions"
+
+    async def complete(self, request: ModelRequest) -> Answer:
+        with map_transport_errors():
+            response = await self.conn.client.post(
+                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
+            if self.conn.on_response:
+                self.conn.on_response(response)
+            await raise_for_status(response)
+            data = parse_json(response.text)
+        _error_in_body(data)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices:
+            raise UpstreamFailure("upstream answered with no choices")
+        choice = choices[0] or {}
+        message = choice.get("message") or {}
+        builder = AnswerBuilder()
+        for event in _map_delta(message):
+            builder.add(event)
+        builder.add(Finish(choice.get("finish_reason") or "stop", _map_usage(data.get("usage"))))
+        return builder.answer()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        finish, usage = "stop", None
+        with map_transport_errors():
+            async with self.conn.client.stream(
+                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
+                timeout=self.conn.timeout,
+            ) as response:
+                if self.conn.on_response:
+                    self.conn.on_response(response)
+                await raise_for_status(response)
+                async for _event, data in sse_events(response):
+                    if data.strip() == "[DONE]":
+                        break
+                    chunk = parse_json(data)
+                    _error_in_body(chunk)
+                    if not isinstance(chunk, dict):
+                        continue
+                    usage = _map_usage(chunk.get("usage")) or usage
+                    for choice in chunk.get("choices") or []:
+                        for event in _map_delta(choice.get("delta") or {}):
+                            yield event
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
+        yield Finish(finish, usage)

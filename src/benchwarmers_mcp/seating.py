@@ -1,0 +1,152 @@
+"""Who sits on a panel: the members that can take the request, then explorer seats.
+
+Explorers are the least recently used available models, by exact time (never used first),
+never two of one family nor a member's family. ``with`` nominates explorers for one request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection as AbstractSet
+from dataclasses import dataclass, field
+
+from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, TooLarge
+from benchwarmers_mcp.messages import Ask, estimate_tokens
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store.collections import Collection, GatewaySettings
+from benchwarmers_mcp.store.models import ModelRecord
+
+SHAPE_ROLES: dict[str, tuple[str, ...]] = {
+    "general": ("general",),
+    "design": ("general",),
+    "prose": ("general",),
+    "review": ("general", "code"),
+    "code": ("general", "code"),
+    "enumeration": ("general", "code", "light"),
+    "quick": ("general", "light"),
+    "vision": ("general", "light", "vision"),
+    "image": ("image",),
+}
+
+
+@dataclass(frozen=True)
+class Seat:
+    key: str
+    label: str
+    model: ModelRecord
+    note: str = ""
+
+    @property
+    def alias(self) -> str:
+        return self.model.alias
+
+
+@dataclass
+class Seating:
+    seats: list[Seat]
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    shape: str = "general"
+    shape_by: str = "default"
+    members: int = 0
+    explorers: int = 0
+    estimate: int = 0
+
+
+def choose_shape(collection: Collection, ask: Ask) -> tuple[str, str]:
+    if ask.has_images and not collection.shape:
+        return "vision", "images in the request"
+    if collection.shape:
+        return collection.shape, "collection"
+    return "general", "default"
+
+
+def _too_small(model: ModelRecord, estimate: int) -> bool:
+    return model.context_window is not None and model.context_window < estimate
+
+
+def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict[str, str]]) -> list[ModelRecord]:
+    seated = []
+    for m in members:
+        if isinstance(m, str):
+            skipped.append({"seat": "member", "alias": m, "why": "not registered"})
+        elif m.retired:
+            skipped.append({"seat": "member", "alias": m.alias, "why": f"retired ({m.retired_why or 'no reason'})"})
+        elif m.role == "vision" and not ask.has_images:
+            skipped.append({"seat": "member", "alias": m.alias, "why": "vision model, and the request has no images"})
+        elif ask.has_images and not m.can_see:
+            skipped.append({"seat": "member", "alias": m.alias, "why": "cannot see images"})
+        else:
+            seated.append(m)
+    return seated
+
+
+async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: GatewaySettings,
+                     resting: AbstractSet[str] = frozenset()) -> Seating:
+    """Seat a panel or raise the refusal that applies (413, 400 no seat can see, 503 nobody)."""
+    skipped: list[dict[str, str]] = []
+    everyone = {m.alias: m for m in await model_store.list_all(db)}
+    shape, shape_by = choose_shape(collection, ask)
+    estimate = estimate_tokens(ask)
+
+    members = _member_seats([everyone.get(a, a) for a in collection.members], ask, skipped)
+    too_small = [m for m in members if _too_small(m, estimate)]
+    if too_small:
+        names = ", ".join(f"{m.alias} ({m.context_window:,} tokens)" for m in too_small)
+        raise TooLarge(f"the prompt is about {estimate:,} tokens, larger than the context window of {names};"
+                       f" send less, or ask a collection whose members have larger windows")
+    seats = [Seat(f"member{i}", "member", m) for i, m in enumerate(members, 1)]
+
+    explorer_count = settings.explorers_for(len(members))
+    taken = {m.alias for m in members}
+    families = {m.family for m in members}
+    explorers: list[Seat] = []
+
+    def add_explorer(model: ModelRecord, note: str = "") -> None:
+        n = len(explorers) + 1
+        explorers.append(Seat("explorer" if n == 1 else f"explorer{n}", "explorer" if n == 1 else f"explorer {n}",
+                              model, note))
+        taken.add(model.alias)
+        families.add(model.family)
+
+    for alias in dict.fromkeys(ask.with_):
+        if alias in taken:
+            continue
+        model = everyone.get(alias)
+        why = None
+        if model is None:
+            why = "not registered"
+        elif model.retired:
+            why = "retired"
+        elif ask.has_images and not model.can_see:
+            why = "cannot see images"
+        elif len(explorers) >= explorer_count:
+            why = "no explorer seat left"
+        if why:
+            skipped.append({"seat": "with", "alias": alias, "why": why})
+            continue
+        note = "nominated" + (" (window may be too small)" if _too_small(model, estimate) else "")
+        add_explorer(model, note)
+
+    admitted = SHAPE_ROLES.get(shape, ("general",))
+    pool = [
+        m for m in everyone.values()
+        if not m.retired and not m.ad_hoc and m.alias not in taken and m.alias not in resting
+        and m.role in admitted and not _too_small(m, estimate)
+        and (m.can_see if ask.has_images else m.role != "vision")
+    ]
+    pool.sort(key=lambda m: (m.last_used or 0.0, m.alias))
+    for model in pool:
+        if len(explorers) >= explorer_count:
+            break
+        if model.family in families or model.alias in taken:
+            continue
+        add_explorer(model)
+
+    seats.extend(explorers)
+    if not seats:
+        if ask.has_images:
+            raise NoSeatCanSee("no seat can see images: no member or explorer takes images; "
+                               "set a vision model's role, or send text")
+        raise NobodySeatable(f"nobody can be seated on bench/{collection.name}: it has no available members"
+                             " and no explorer could be seated")
+    return Seating(seats, skipped, shape, shape_by, len(members), len(explorers), estimate)

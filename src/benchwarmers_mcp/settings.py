@@ -1,0 +1,91 @@
+"""One frozen Settings, read from the environment once and passed down.
+
+Nothing in the package reads ``os.environ`` after start-up except through here (the CLI, a
+separate client program, reads its own few variables).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_PORT = 8122
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"", "0", "false", "no", "off"}
+
+
+def default_home(env: Mapping[str, str] = os.environ) -> Path:
+    """The OS per-user data folder for Benchwarmers."""
+    if sys.platform == "win32":
+        base = env.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "benchwarmers"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "benchwarmers"
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "benchwarmers"
+
+
+def default_config_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """The OS per-user config folder: where the keys file lives (never the data folder)."""
+    if sys.platform == "win32":
+        base = env.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "benchwarmers"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Preferences" / "benchwarmers"
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "benchwarmers"
+
+
+def flag(value: str | None) -> bool:
+    """A boolean switch that fails closed: any value but the usual 'off' words is on."""
+    return (value or "").strip().lower() not in FALSE_WORDS
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    config_dir: Path
+    bind: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    admin_token: str | None = None
+    public_url: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    require_keys: bool = False
+    seat_timeout: float = 420.0
+    stream_grace: float = 1.0
+    keepalive: float = 10.0
+    max_body: int = 20_000_000
+    upstream_connect_timeout: float = 10.0
+    env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides) -> Settings:
+        home = Path(env.get("BENCHWARMERS_HOME") or default_home(env)).expanduser()
+        config_dir = Path(env.get("BENCHWARMERS_CONFIG") or default_config_dir(env)).expanduser()
+        keys = {k[len("BENCHWARMERS_KEY_"):]: v for k, v in env.items() if k.startswith("BENCHWARMERS_KEY_") and v}
+        settings = cls(
+            home=home,
+            config_dir=config_dir,
+            bind=env.get("BENCH_BIND") or "127.0.0.1",
+            port=int(env.get("BENCH_PORT") or DEFAULT_PORT),
+            admin_token=env.get("BENCHWARMERS_ADMIN_TOKEN") or None,
+            public_url=env.get("BENCHWARMERS_PUBLIC_URL") or None,
+            allowed_hosts=_csv(env.get("BENCH_ALLOWED_HOSTS")),
+            allowed_origins=_csv(env.get("BENCH_ALLOWED_ORIGINS")),
+            require_keys=flag(env.get("BENCHWARMERS_REQUIRE_KEYS")),
+            seat_timeout=float(env.get("BENCH_SEAT_TIMEOUT") or 420.0),
+            env_keys=keys,
+        )
+        return replace(settings, **overrides) if overrides else settings
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "benchwarmers.db"

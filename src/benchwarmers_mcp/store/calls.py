@@ -1,0 +1,106 @@
+"""Panels and their seats. A seat is written the moment it finishes, before anyone is told."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from benchwarmers_mcp.store.db import Database
+
+
+def new_panel_id(now: float | None = None) -> str:
+    """``p<YYYYMMDD>-<HHMMSS>-<4 hex>`` in UTC."""
+    stamp = datetime.fromtimestamp(now or time.time(), UTC).strftime("%Y%m%d-%H%M%S")
+    return f"p{stamp}-{secrets.token_hex(2)}"
+
+
+@dataclass
+class SeatRecord:
+    call: str
+    panel: str
+    seat: str
+    label: str
+    alias: str
+    status: str
+    seconds: float
+    answer: str = ""
+    error: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    at: float = field(default_factory=time.time)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"call": self.call, "seat": self.label, "alias": self.alias, "status": self.status,
+                "seconds": round(self.seconds, 2), "answer": self.answer, "error": self.error}
+
+
+@dataclass
+class PanelRecord:
+    id: str
+    at: float
+    collection: str
+    shape: str
+    shape_by: str
+    reply: str
+    key_name: str
+    system: str | None
+    prompt: str
+    skipped: list[dict[str, str]]
+    note: str | None = None
+
+
+async def create_panel(db: Database, panel: PanelRecord) -> None:
+    await db.write(
+        "INSERT INTO panels (id, at, collection, shape, shape_by, reply, key_name, system, prompt, skipped, note)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (panel.id, panel.at, panel.collection, panel.shape, panel.shape_by, panel.reply, panel.key_name,
+         panel.system, panel.prompt, json.dumps(panel.skipped), panel.note),
+    )
+
+
+async def set_panel_note(db: Database, panel_id: str, reply: str, note: str | None) -> None:
+    await db.write("UPDATE panels SET reply = ?, note = ? WHERE id = ?", (reply, note, panel_id))
+
+
+async def record_seat(db: Database, seat: SeatRecord) -> None:
+    """The seat row and the model's last use, in one commit."""
+    async with db.transaction() as tx:
+        await tx.execute(
+            "INSERT INTO seats (call, panel, seat, label, alias, status, seconds, answer, error, tokens_in,"
+            " tokens_out, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (seat.call, seat.panel, seat.seat, seat.label, seat.alias, seat.status, seat.seconds, seat.answer,
+             seat.error, seat.tokens_in, seat.tokens_out, seat.at),
+        )
+        await tx.execute("UPDATE models SET last_used = ? WHERE alias = ? AND (last_used IS NULL OR last_used < ?)",
+                         (seat.at, seat.alias, seat.at))
+
+
+def _seat(row) -> SeatRecord:
+    return SeatRecord(row["call"], row["panel"], row["seat"], row["label"], row["alias"], row["status"],
+                      row["seconds"], row["answer"], row["error"], row["tokens_in"], row["tokens_out"], row["at"])
+
+
+async def get_seat(db: Database, call: str) -> SeatRecord | None:
+    row = await db.fetchone("SELECT * FROM seats WHERE call = ?", (call,))
+    return None if row is None else _seat(row)
+
+
+async def seats_of(db: Database, panel_id: str) -> list[SeatRecord]:
+    return [_seat(r) for r in await db.fetchall("SELECT * FROM seats WHERE panel = ? ORDER BY at", (panel_id,))]
+
+
+async def get_panel(db: Database, panel_id: str) -> PanelRecord | None:
+    row = await db.fetchone("SELECT * FROM panels WHERE id = ?", (panel_id,))
+    if row is None:
+        return None
+    return PanelRecord(row["id"], row["at"], row["collection"], row["shape"], row["shape_by"], row["reply"],
+                       row["key_name"], row["system"], row["prompt"], json.loads(row["skipped"]), row["note"])
+
+
+async def recent_panels(db: Database, limit: int = 50) -> list[PanelRecord]:
+    ids = [r[0] for r in await db.fetchall("SELECT id FROM panels ORDER BY at DESC LIMIT ?", (limit,))]
+    return [p for p in [await get_panel(db, i) for i in ids] if p]

@@ -1,0 +1,84 @@
+"""Endpoints: where models are served, which API they speak, and the *name* of their key."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store.db import Database
+
+APIS = ("chat", "responses", "anthropic", "gemini", "ollama", "simulated")
+KINDS = ("provider", "aggregator", "hub", "local", "simulated")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    base_url: str
+    api: str = "chat"
+    kind: str = "provider"
+    key_name: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    connection: str | None = None
+
+    @property
+    def connection_name(self) -> str:
+        """The rate-limit sharing unit: set explicitly, else the endpoint's own name."""
+        return self.connection or self.name
+
+    @property
+    def simulated(self) -> bool:
+        return self.api == "simulated"
+
+
+def _row(row) -> Endpoint:
+    return Endpoint(row["name"], row["base_url"], row["api"], row["kind"], row["key_name"],
+                    json.loads(row["headers"]), row["connection"])
+
+
+def validate(endpoint: Endpoint) -> None:
+    if not NAME_RE.match(endpoint.name):
+        raise BadRequest("endpoint name must be 1-32 characters: lower-case letters, digits and '-'")
+    if endpoint.api not in APIS:
+        raise BadRequest(f"api must be one of {', '.join(APIS)}")
+    if endpoint.kind not in KINDS:
+        raise BadRequest(f"kind must be one of {', '.join(KINDS)}")
+    if endpoint.api != "simulated":
+        parts = urlsplit(endpoint.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise BadRequest("base URL must be http(s)://host[:port][/path]")
+
+
+async def add(db: Database, endpoint: Endpoint) -> Endpoint:
+    validate(endpoint)
+    async with db.transaction() as tx:
+        await tx.execute(
+            "INSERT INTO endpoints (name, base_url, api, kind, key_name, headers, connection, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET base_url=excluded.base_url,"
+            " api=excluded.api, kind=excluded.kind, key_name=excluded.key_name, headers=excluded.headers,"
+            " connection=excluded.connection",
+            (endpoint.name, endpoint.base_url.rstrip("/"), endpoint.api, endpoint.kind, endpoint.key_name,
+             json.dumps(endpoint.headers), endpoint.connection, time.time()),
+        )
+    return await get(db, endpoint.name)
+
+
+async def get(db: Database, name: str) -> Endpoint:
+    row = await db.fetchone("SELECT * FROM endpoints WHERE name = ?", (name,))
+    if row is None:
+        raise NotFound(f"no endpoint named {name!r}")
+    return _row(row)
+
+
+async def list_all(db: Database) -> list[Endpoint]:
+    return [_row(r) for r in await db.fetchall("SELECT * FROM endpoints ORDER BY name")]
+
+
+async def remove(db: Database, name: str) -> None:
+    await get(db, name)
+    await db.write("DELETE FROM endpoints WHERE name = ?", (name,))

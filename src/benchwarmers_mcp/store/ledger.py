@@ -1,0 +1,43 @@
+"""The usage ledger: one row per upstream call. Never the prompt."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from benchwarmers_mcp.store.db import Database
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    alias: str
+    connection: str
+    endpoint: str
+    served: str
+    status: str
+    attempts: int = 1
+    tokens_in: int = 0
+    tokens_out: int = 0
+    reasoning: int = 0
+    seconds: float = 0.0
+    caller: str = "gateway"
+    purpose: str = ""
+    key_name: str = "local"
+    t: float = field(default_factory=time.time)
+
+
+async def append(db: Database, row: UsageRow) -> None:
+    await db.write(
+        "INSERT INTO usage (t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out,"
+        " reasoning, seconds, caller, purpose, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (row.t, row.alias, row.connection, row.endpoint, row.served, row.status, row.attempts, row.tokens_in,
+         row.tokens_out, row.reasoning, row.seconds, row.caller, row.purpose, row.key_name),
+    )
+
+
+async def totals(db: Database, since: float = 0.0) -> dict[str, dict[str, int]]:
+    rows = await db.fetchall(
+        "SELECT connection, COUNT(*), SUM(attempts), SUM(tokens_in), SUM(tokens_out) FROM usage WHERE t >= ?"
+        " GROUP BY connection", (since,))
+    return {r[0]: {"calls": r[1], "attempts": r[2] or 0, "tokens_in": r[3] or 0, "tokens_out": r[4] or 0}
+            for r in rows}

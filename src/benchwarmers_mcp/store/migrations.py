@@ -1,0 +1,167 @@
+"""Append-only, named migrations, applied on open and recorded in ``migrations``.
+
+Never edit or reorder a migration that has shipped: add a new one at the end. Names are unique
+and carry their concept (``m001_initial``, ``keys_001`` ...); a migration runs once, by name.
+Keep the SQL portable (plain types, no SQLite-only functions in the schema) so a shared
+PostgreSQL can replace the embedded store later.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchwarmers_mcp.store.db import Transaction
+
+Migration = Callable[["Transaction"], Awaitable[None]]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+async def _script(tx: Transaction, sql: str) -> None:
+    for statement in sql.split(";"):
+        if statement.strip():
+            await tx.execute(statement)
+
+
+@migration
+async def m001_initial(tx: Transaction) -> None:
+    await _script(
+        tx,
+        """
+        CREATE TABLE endpoints (
+            name TEXT PRIMARY KEY,
+            base_url TEXT NOT NULL,
+            api TEXT NOT NULL DEFAULT 'chat',
+            kind TEXT NOT NULL DEFAULT 'provider',
+            key_name TEXT,
+            headers TEXT NOT NULL DEFAULT '{}',
+            connection TEXT,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE models (
+            alias TEXT PRIMARY KEY,
+            served TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            family TEXT NOT NULL,
+            role TEXT NOT NULL DEFAULT 'general',
+            ad_hoc INTEGER NOT NULL DEFAULT 0,
+            vision INTEGER,
+            tools INTEGER,
+            context_window INTEGER,
+            max_output INTEGER,
+            options TEXT NOT NULL DEFAULT '{}',
+            last_used REAL,
+            retired_at REAL,
+            retired_why TEXT,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX models_endpoint ON models (endpoint);
+        CREATE TABLE collections (
+            name TEXT PRIMARY KEY,
+            description TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '[]',
+            shape TEXT NOT NULL DEFAULT '',
+            reply TEXT NOT NULL DEFAULT 'all',
+            merger TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE collection_members (
+            collection TEXT NOT NULL REFERENCES collections (name) ON DELETE CASCADE,
+            alias TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (collection, alias)
+        );
+        CREATE TABLE settings (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE changes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            what TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE panels (
+            id TEXT PRIMARY KEY,
+            at REAL NOT NULL,
+            collection TEXT NOT NULL,
+            shape TEXT NOT NULL,
+            shape_by TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            key_name TEXT NOT NULL DEFAULT 'local',
+            system TEXT,
+            prompt TEXT NOT NULL,
+            skipped TEXT NOT NULL DEFAULT '[]',
+            note TEXT
+        );
+        CREATE INDEX panels_collection ON panels (collection, at);
+        CREATE TABLE seats (
+            call TEXT PRIMARY KEY,
+            panel TEXT NOT NULL REFERENCES panels (id),
+            seat TEXT NOT NULL,
+            label TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            status TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            answer TEXT NOT NULL DEFAULT '',
+            error TEXT NOT NULL DEFAULT '',
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            at REAL NOT NULL
+        );
+        CREATE INDEX seats_panel ON seats (panel);
+        CREATE INDEX seats_alias ON seats (alias, at);
+        CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call TEXT NOT NULL,
+            at REAL NOT NULL,
+            useful INTEGER NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            real TEXT NOT NULL DEFAULT '[]',
+            false_claims TEXT NOT NULL DEFAULT '[]',
+            key_name TEXT NOT NULL DEFAULT 'local'
+        );
+        CREATE INDEX verdicts_call ON verdicts (call, id);
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            t REAL NOT NULL,
+            alias TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            served TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            reasoning INTEGER NOT NULL DEFAULT 0,
+            seconds REAL NOT NULL DEFAULT 0,
+            caller TEXT NOT NULL DEFAULT 'gateway',
+            purpose TEXT NOT NULL DEFAULT '',
+            key_name TEXT NOT NULL DEFAULT 'local'
+        );
+        CREATE INDEX usage_t ON usage (t);
+        CREATE INDEX usage_connection ON usage (connection, t)
+        """,
+    )
+
+
+async def apply_migrations(tx: Transaction) -> list[str]:
+    await tx.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    done = {row[0] for row in await tx.fetchall("SELECT name FROM migrations")}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        await fn(tx)
+        await tx.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
+        applied.append(name)
+    return applied
