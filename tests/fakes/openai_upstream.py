@@ -1,0 +1,109 @@
+"""A fake OpenAI-compatible upstream: a real HTTP server for end-to-end tests.
+
+The served model name picks the behaviour, query-string style (the same grammar as the
+simulated provider): ``alpha``, ``slow?latency=1.5``, ``bad?fail=429`` (also 500, 404, 401),
+``quiet?fail=empty``, ``stuck?fail=hang``. ``script`` queues exact replies per model for
+tool-calling tests. Every call is counted with its tokens, so the ledger can be checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Call:
+    model: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    status: int = 200
+
+
+@dataclass
+class FakeUpstream:
+    calls: list[Call] = field(default_factory=list)
+    script: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    served: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, model: str | None = None) -> int:
+        return sum(1 for c in self.calls if model is None or c.model == model)
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/v1/models", self.models, methods=["GET"]),
+        ])
+
+    async def models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"}
+                                                        for m in self.served]})
+
+    async def chat(self, request: Request) -> Response:
+        body = await request.json()
+        model = body.get("model", "")
+        name, _, query = model.partition("?")
+        opts = {k: v[-1] for k, v in parse_qs(query).items()}
+        prompt = " ".join(str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user")
+        call = Call(model, body, dict(request.headers), tokens_in=max(1, len(prompt) // 4))
+        with self.lock:
+            self.calls.append(call)
+        await asyncio.sleep(float(opts.get("latency", 0)))
+        fail = opts.get("fail")
+        if fail in ("429", "500", "404", "401", "503"):
+            call.status, call.tokens_in = int(fail), 0
+            headers = {"retry-after": "30"} if fail == "429" else {}
+            return JSONResponse({"error": {"message": f"fake {fail} for {name}", "type": "fake", "code": fail}},
+                                status_code=int(fail), headers=headers)
+        if fail == "hang":
+            await asyncio.sleep(3600)
+        scripted = self.script.get(model)
+        if scripted:
+            message = scripted.pop(0)
+        elif fail == "empty":
+            message = {"role": "assistant", "content": ""}
+        else:
+            message = {"role": "assistant", "content": f"answer from {name}: {prompt[:60]}"}
+        text = message.get("content") or ""
+        call.tokens_out = max(0, len(text) // 4) + 1
+        usage = {"prompt_tokens": call.tokens_in, "completion_tokens": call.tokens_out,
+                 "total_tokens": call.tokens_in + call.tokens_out}
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        if not body.get("stream"):
+            return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                                 "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                                 "usage": usage})
+        return StreamingResponse(self._stream(model, message, usage, finish), media_type="text/event-stream")
+
+    async def _stream(self, model: str, message: dict[str, Any], usage: dict[str, int], finish: str):
+        def chunk(delta: dict[str, Any], reason: str | None = None, **extra: Any) -> bytes:
+            data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": reason}], **extra}
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        yield chunk({"role": "assistant", "content": ""})
+        text = message.get("content") or ""
+        for i in range(0, len(text), 16):
+            yield chunk({"content": text[i:i + 16]})
+        for i, call in enumerate(message.get("tool_calls") or []):
+            fn = call["function"]
+            yield chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                         "function": {"name": fn["name"], "arguments": ""}}]})
+            yield chunk({"tool_calls": [{"index": i, "function": {"arguments": fn["arguments"]}}]})
+        yield chunk({}, finish)
+        yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [], 'usage': usage})}\n\n".encode()
+        yield b"data: [DONE]\n\n"
