@@ -87,6 +87,9 @@ def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -
             response.headers.update(exc.headers)
         return response
 
-    app = Starlette(routes=routes(), lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    middleware: list = []
+    # -- middleware of other faces goes here (outermost first) --
+    app = Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
+                    exception_handlers={HTTPException: http_error})
     app.state.settings = settings
     return app
