@@ -165,3 +165,71 @@ async def apply_migrations(tx: Transaction) -> list[str]:
         await tx.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
         applied.append(name)
     return applied
+
+
+@migration
+async def reminders_001(tx: Transaction) -> None:
+    """Seats a session was reminded to judge (the Stop hook reminds once per seat per session)."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE reminders (
+            session TEXT NOT NULL,
+            call TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (session, call)
+        );
+        CREATE INDEX reminders_at ON reminders (at)
+        """,
+    )
+
+
+@migration
+async def routes_001(tx: Transaction) -> None:
+    """Route mode: sticky conversations, one call id per member per conversation, a row per turn."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE route_conversations (
+            id TEXT PRIMARY KEY,
+            sticky TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            key_name TEXT NOT NULL DEFAULT 'local',
+            alias TEXT,
+            turns INTEGER NOT NULL DEFAULT 0,
+            started_at REAL NOT NULL,
+            last_at REAL NOT NULL
+        );
+        CREATE INDEX route_conversations_sticky ON route_conversations (sticky, last_at);
+        CREATE TABLE route_calls (
+            call TEXT PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE UNIQUE INDEX route_calls_member ON route_calls (conversation, alias);
+        CREATE INDEX route_calls_alias ON route_calls (alias);
+        CREATE TABLE route_turns (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            call TEXT,
+            alias TEXT,
+            status TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            first_token_s REAL,
+            tool_calls INTEGER NOT NULL DEFAULT 0,
+            finish TEXT,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            reasoning INTEGER NOT NULL DEFAULT 0,
+            tried TEXT NOT NULL DEFAULT '[]',
+            error TEXT NOT NULL DEFAULT '',
+            key_name TEXT NOT NULL DEFAULT 'local',
+            at REAL NOT NULL
+        );
+        CREATE INDEX route_turns_conversation ON route_turns (conversation, turn)
+        """,
+    )
