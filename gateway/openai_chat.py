@@ -12,12 +12,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult
-from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
 from benchwarmers_mcp.gateway import collections_view, panel_view
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult
+from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
 
 SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
             "frequency_penalty", "n", "reasoning_effort", "logit_bias", "user")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from benchwarmers_mcp.messages import Ask, ModelRequest, estimate_text_tokens, user
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, verdicts
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.calls import SeatRecord
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.models import ModelRecord

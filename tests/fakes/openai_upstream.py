@@ -107,3 +107,8 @@ class FakeUpstream:
         yield chunk({}, finish)
         yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [], 'usage': usage})}\n\n".encode()
         yield b"data: [DONE]\n\n"
+
+
+def create_app() -> Starlette:
+    """For ``uvicorn --factory`` (benchmarks run the fake in its own process)."""
+    return FakeUpstream().app()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from benchwarmers_mcp.errors import BadRequest, NotFound, UnknownCollection
 from benchwarmers_mcp.store.db import Database

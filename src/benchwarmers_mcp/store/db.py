@@ -71,9 +71,13 @@ class Database:
         return None if row is None else row[0]
 
     async def write(self, sql: str, params: Params = ()) -> int:
-        """One write statement in its own transaction; returns the row count."""
-        async with self.transaction() as tx:
-            return await tx.execute(sql, params)
+        """One write statement, atomic on its own (autocommit); returns the row count.
+
+        It still takes the writer's lock, so it never lands inside another task's open transaction.
+        """
+        async with self._lock:
+            async with self.conn.execute(sql, params) as cur:
+                return cur.rowcount
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:

@@ -1,0 +1,177 @@
+"""Issue 2: the panel gateway end to end on OpenAI chat completions, judged by the openai SDK."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import anyio
+import httpx
+import openai
+import pytest
+
+from benchwarmers_mcp.app import create_app
+from tests.seed import seed
+from tests.servers import free_port, serve_in_thread
+
+
+@pytest.fixture
+def panel(home, upstream, settings):
+    """A collection of three members on the fake upstream: one fast, one medium, one slow."""
+    seed(home, base_url=upstream, served={"fast": "fast", "medium": "medium?latency=0.3",
+                                          "slow": "slow?latency=1.2"},
+         collections={"core": ["fast", "medium", "slow"]})
+    return home
+
+
+def client(base: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+
+
+def test_sync_panel_whole_reads_every_seat(panel, gateway, fake):
+    reply = client(gateway).chat.completions.create(
+        model="bench/core", messages=[{"role": "user", "content": "Where is the stale read?"}])
+    bench = reply.model_extra["bench"]
+    assert bench["collection"] == "bench/core"
+    assert [s["alias"] for s in bench["seats"]] == ["fast", "medium", "slow"]
+    assert all(s["status"] == "ok" for s in bench["seats"])
+    assert all(s["call"] == f"{bench['panel']}.member{i}" for i, s in enumerate(bench["seats"], 1))
+    content = reply.choices[0].message.content
+    for seat in bench["seats"]:
+        assert f"`{seat['call']}`" in content and seat["answer"] in content
+    assert reply.model == "bench/core"
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+    assert fake.count() == 3
+
+
+@pytest.mark.anyio
+async def test_async_stream_seats_arrive_in_finish_order(panel, gateway):
+    aclient = openai.AsyncOpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+    started = time.monotonic()
+    first_byte = None
+    pieces: list[str] = []
+    bench = None
+    stream = await aclient.chat.completions.create(
+        model="core", stream=True, messages=[{"role": "user", "content": "Review this"}])
+    async for chunk in stream:
+        if first_byte is None:
+            first_byte = time.monotonic() - started
+        if chunk.choices and chunk.choices[0].delta.content:
+            pieces.append(chunk.choices[0].delta.content)
+        if chunk.model_extra.get("bench"):
+            bench = chunk.model_extra["bench"]
+    total = time.monotonic() - started
+    text = "".join(pieces)
+    order = [text.index(f"— {alias}") for alias in ("fast", "medium", "slow")]
+    assert order == sorted(order), "seats must stream in the order they finished"
+    assert first_byte is not None and first_byte < total / 2, "the 200 and first chunk go before the slowest seat"
+    assert bench and {s["alias"] for s in bench["seats"]} == {"fast", "medium", "slow"}
+    await aclient.close()
+
+
+def test_stream_helper_accepts_the_chunks(panel, gateway):
+    with client(gateway).chat.completions.stream(
+            model="bench/core", messages=[{"role": "user", "content": "hello"}]) as stream:
+        final = stream.get_final_completion()
+    assert "## member — slow" in final.choices[0].message.content
+
+
+def test_failing_seats_are_reported_while_others_answer(home, upstream, settings):
+    seed(home, base_url=upstream, served={"good": "good", "limited": "limited?fail=429", "broken": "broken?fail=500",
+                                          "stuck": "stuck?fail=hang", "quiet": "quiet?fail=empty"},
+         collections={"mixed": ["good", "limited", "broken", "stuck", "quiet"]})
+    port = free_port()
+    app = create_app(replace(settings, seat_timeout=1.0, port=port))
+    with serve_in_thread(app, port) as base:
+        reply = client(base).chat.completions.create(
+            model="bench/mixed", messages=[{"role": "user", "content": "go"}])
+    status = {s["alias"]: s for s in reply.model_extra["bench"]["seats"]}
+    assert status["good"]["status"] == "ok"
+    assert status["limited"]["status"] == "error" and "429" in status["limited"]["error"]
+    assert status["broken"]["status"] == "error" and "500" in status["broken"]["error"]
+    assert status["stuck"]["status"] == "timeout"
+    assert status["quiet"]["status"] == "empty"
+    content = reply.choices[0].message.content
+    assert "_error: upstream 429" in content and "token budget" in content
+
+
+def test_explorers_rotate_across_panels(home, upstream, gateway):
+    served = ["member-a", "ex-one", "ex-two", "ex-three", "ex-four"]
+    seed(home, base_url=upstream, served=served, collections={"solo": ["member-a"]})
+    seen = []
+    for _ in range(2):
+        reply = client(gateway).chat.completions.create(
+            model="bench/solo", messages=[{"role": "user", "content": "hi"}])
+        seats = reply.model_extra["bench"]["seats"]
+        assert [s["seat"] for s in seats] == ["member", "explorer", "explorer 2"]
+        seen.append({s["alias"] for s in seats[1:]})
+    assert seen[0].isdisjoint(seen[1]), "the least recently used models sit next"
+    assert seen[0] | seen[1] == {"ex-one", "ex-two", "ex-three", "ex-four"}
+
+
+def test_with_nominates_an_explorer(panel, gateway, home, upstream):
+    seed(home, base_url=upstream, served=["extra", "other"], collections={})
+    reply = client(gateway).chat.completions.create(
+        model="bench/core", messages=[{"role": "user", "content": "hi"}], extra_body={"with": ["other", "fast"]})
+    seats = reply.model_extra["bench"]["seats"]
+    assert seats[3]["alias"] == "other" and seats[3]["seat"] == "explorer"
+    assert [s["alias"] for s in seats].count("fast") == 1
+
+
+def test_verdict_round_trip(panel, gateway):
+    reply = client(gateway).chat.completions.create(
+        model="bench/core", messages=[{"role": "user", "content": "check"}])
+    call = reply.model_extra["bench"]["seats"][0]["call"]
+    other = reply.model_extra["bench"]["seats"][1]["call"]
+    with httpx.Client(base_url=gateway) as http:
+        pending = http.post("/bench/pending", json={"calls": [call, other, "p20990101-000000-abcd.member1"]})
+        assert pending.json() == {"pending": [call, other]}
+        verdict = {"call": call, "useful": True, "note": "found it", "real": ["the stale read"], "false": ["a race"]}
+        first = http.post("/bench/verdict", json=verdict)
+        assert first.status_code == 200 and first.json()["written"] is True
+        again = http.post("/bench/verdict", json=verdict)
+        assert again.json()["written"] is False
+        assert http.post("/bench/pending", json={"calls": [call, other]}).json() == {"pending": [other]}
+        record = http.get("/bench/record", params={"collection": "core"}).json()
+        assert record["aliases"]["fast"]["useful"] == 1 and record["aliases"]["fast"]["judged"] == 1
+        unknown = http.post("/bench/verdict", json={"call": "p20990101-000000-abcd.member1", "useful": True})
+        assert unknown.status_code == 404
+        bad = http.post("/bench/verdict", json={"call": call, "useful": "yes"})
+        assert bad.status_code == 400 and "useful" in bad.json()["error"]["message"]
+        assert http.get("/bench/record").status_code == 400
+        assert http.post("/bench/pending", json={"calls": "x"}).status_code == 400
+
+
+def test_merged_mode_has_a_merger_call(panel, gateway):
+    reply = client(gateway).chat.completions.create(
+        model="bench/core:merged", messages=[{"role": "user", "content": "merge this"}])
+    bench = reply.model_extra["bench"]
+    assert bench["reply"] == "merged"
+    assert bench["merger"]["call"] == f"{bench['panel']}.merger"
+    assert "Merged by" in reply.choices[0].message.content
+
+
+def test_merged_mode_falls_back_with_every_answer(home, upstream, gateway):
+    seed(home, base_url=upstream, served={"ok1": "ok1", "bad-merger": "bad-merger?fail=500"},
+         collections={"mm": ["ok1"]})
+    anyio.run(_set_merger, home, "mm", "bad-merger")
+    reply = client(gateway).chat.completions.create(
+        model="bench/mm:merged", messages=[{"role": "user", "content": "merge"}])
+    bench = reply.model_extra["bench"]
+    assert bench["reply"] == "all" and "bad-merger" in bench["note"]
+    assert reply.choices[0].message.content.startswith("_Merged reply unavailable")
+    assert "answer from ok1" in reply.choices[0].message.content
+
+
+async def _set_merger(home, name, merger):
+    from benchwarmers_mcp.store import Database
+    from benchwarmers_mcp.store import collections as cs
+
+    async with Database(home / "benchwarmers.db") as db:
+        c = await cs.get(db, name)
+        await cs.save(db, cs.Collection(c.name, c.members, c.description, c.tags, c.shape, c.reply, merger))
+
+
+def test_models_lists_collections_with_modes(panel, gateway):
+    ids = [m.id for m in client(gateway).models.list()]
+    assert {"bench/core", "bench/core:merged", "bench/core:route"} <= set(ids)
