@@ -233,3 +233,27 @@ async def routes_001(tx: Transaction) -> None:
         CREATE INDEX route_turns_conversation ON route_turns (conversation, turn)
         """,
     )
+
+
+@migration
+async def keys_001(tx: Transaction) -> None:
+    """Gateway keys (only the SHA-256 and a 4-character hint) and their shared rpm window."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE gateway_keys (
+            name TEXT PRIMARY KEY,
+            sha256 TEXT NOT NULL,
+            hint TEXT NOT NULL,
+            collections TEXT,
+            rpm INTEGER,
+            created REAL NOT NULL,
+            last_used REAL
+        );
+        CREATE TABLE key_hits (
+            key_name TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX key_hits_key ON key_hits (key_name, at)
+        """,
+    )
