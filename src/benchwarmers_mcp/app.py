@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import __version__
+from benchwarmers_mcp import __version__, admin_api
 from benchwarmers_mcp.calling import ModelCaller
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
@@ -43,6 +43,7 @@ def routes() -> list[BaseRoute]:
         Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
         Route("/bench/record", bench_routes.get_record, methods=["GET"]),
         # -- more faces register below (keep one line per route group) --
+        *admin_api.routes(),
     ]
     return table
 

@@ -1,0 +1,92 @@
+"""The admin API: JSON on the server's own port, under ``/api/``, used by the ``bench`` CLI and
+the dashboard. Each concept has its module (admin_endpoints, admin_models, admin_collections);
+this one holds the status summary and the route table they share.
+
+Names stay clear of Ollama's routes (``/api/chat``, ``/api/generate``, ``/api/show``, ``/api/tags``,
+``/api/version``, ``/api/ps``), which the Ollama dialect answers on the same port.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from benchwarmers_mcp import __version__, admin_collections, admin_endpoints, admin_models
+from benchwarmers_mcp.admin_body import admin, ctx_of, ok
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.settings import Settings
+
+
+def server_url(settings: Settings) -> str:
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    host = f"[{settings.bind}]" if ":" in settings.bind else settings.bind
+    return f"http://{host}:{settings.port}"
+
+
+async def counts(ctx: Context) -> dict[str, int]:
+    one = ctx.db.fetchval
+    return {
+        "endpoints": await one("SELECT COUNT(*) FROM endpoints"),
+        "models": await one("SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 0"),
+        "ad_hoc": await one("SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 1"),
+        "retired": await one("SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL"),
+        "collections": await one("SELECT COUNT(*) FROM collections"),
+        "panels": await one("SELECT COUNT(*) FROM panels"),
+        "calls": await one("SELECT COUNT(*) FROM seats"),
+        "verdicts": await one("SELECT COUNT(DISTINCT call) FROM verdicts"),
+        "owed": await one("SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty')"
+                          " AND call NOT IN (SELECT call FROM verdicts)"),
+    }
+
+
+async def keyless(ctx: Context) -> list[str]:
+    """Endpoints that call out and have no key anywhere (local ones may not need one)."""
+    rows = await ctx.db.fetchall("SELECT name, key_name, kind, api FROM endpoints ORDER BY name")
+    return [r["name"] for r in rows
+            if r["api"] != "simulated" and r["kind"] != "local" and not ctx.keys.has(r["key_name"])]
+
+
+@admin
+async def status(request: Request) -> Response:
+    ctx = ctx_of(request)
+    s = ctx.settings
+    summary: dict[str, Any] = {
+        "version": __version__,
+        "url": server_url(s),
+        "bind": s.bind,
+        "port": s.port,
+        "data_folder": str(s.home),
+        "config_folder": str(s.config_dir),
+        "counts": await counts(ctx),
+        "endpoints_without_key": await keyless(ctx),
+        "auth": {"admin_token": s.admin_token is not None, "keys_required": s.require_keys},
+    }
+    return ok(summary)
+
+
+def routes() -> list[BaseRoute]:
+    """The admin routes, for ``app.routes()``."""
+    e, m, c = admin_endpoints, admin_models, admin_collections
+    return [
+        Route("/api/status", status, methods=["GET"]),
+        Route("/api/endpoints", e.list_endpoints, methods=["GET"]),
+        Route("/api/endpoint", e.save_endpoint, methods=["POST"]),
+        Route("/api/endpoint/key", e.set_key, methods=["POST"]),
+        Route("/api/endpoint/test", e.test_endpoint, methods=["POST"]),
+        Route("/api/endpoint/remove", e.remove_endpoint, methods=["POST"]),
+        Route("/api/candidates", e.candidates, methods=["GET"]),
+        Route("/api/models", m.list_models, methods=["GET"]),
+        Route("/api/model", m.change, methods=["POST"]),
+        Route("/api/model/register", m.register, methods=["POST"]),
+        Route("/api/model/retire", m.retire, methods=["POST"]),
+        Route("/api/model/restore", m.restore, methods=["POST"]),
+        Route("/api/collections", c.list_collections, methods=["GET"]),
+        Route("/api/collection", c.save_collection, methods=["POST"]),
+        Route("/api/collection/remove", c.remove_collection, methods=["POST"]),
+        Route("/api/gateway-settings", c.get_gateway_settings, methods=["GET"]),
+        Route("/api/gateway-settings", c.save_gateway_settings, methods=["POST"]),
+    ]

@@ -1,0 +1,67 @@
+"""What every admin route shares: the guard that renders errors in one JSON shape, and the
+pydantic check that turns a request body into a typed value or a clear 400.
+
+The admin API speaks the OpenAI error shape (``{"error": {"message", "type", "code"}}``), so a
+client of ``/v1`` and of ``/api`` reads one kind of error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.dispatch import guarded
+from benchwarmers_mcp.gateway.openai_chat import render_error
+
+ADMIN_MAX_BODY = 1_000_000
+
+Handler = Callable[[Request], Awaitable[Response]]
+Body = TypeVar("Body", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    """A request body: unknown fields are refused, types are not coerced (``"5"`` is not 5)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+def admin(handler: Handler) -> Handler:
+    """Every admin handler leaves through here: a BenchError becomes its status and a JSON error."""
+    return guarded(render_error)(handler)
+
+
+def ctx_of(request: Request) -> Context:
+    return request.app.state.ctx
+
+
+def explain(error: ValidationError) -> str:
+    parts = []
+    for e in error.errors()[:5]:
+        where = ".".join(str(x) for x in e["loc"]) or "body"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)
+
+
+async def body_as(request: Request, model: type[Body], what: str) -> Body:
+    """The JSON body checked against ``model``; 415, 413 or 400 with the reason when it is not."""
+    ctx = ctx_of(request)
+    raw = await read_json(request, min(ctx.settings.max_body, ADMIN_MAX_BODY))
+    try:
+        return model.model_validate(raw)
+    except ValidationError as e:
+        raise BadRequest(f"invalid {what}: {explain(e)}") from None
+
+
+def query_flag(request: Request, name: str) -> bool:
+    return (request.query_params.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def ok(payload: dict[str, Any], status: int = 200) -> JSONResponse:
+    return JSONResponse(payload, status_code=status)

@@ -1,0 +1,166 @@
+"""Admin routes for models: register by served name, list with status, change facts, retire, restore.
+
+A retired model keeps every seat, verdict and ledger row; restoring it is one call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import Response
+
+from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, ok, query_flag
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import verdicts
+from benchwarmers_mcp.store.models import ModelRecord, family_of
+
+SERVED = r"^[^\s\x00-\x1f]{1,200}$"
+
+
+class RegisterIn(Strict):
+    served: str = Field(pattern=SERVED)
+    endpoint: str = Field(min_length=1, max_length=64)
+    alias: str | None = Field(None, max_length=64)
+    role: str = "general"
+    ad_hoc: bool = False
+    vision: bool | None = None
+    tools: bool | None = None
+    context_window: int | None = Field(None, ge=1, le=100_000_000)
+    max_output: int | None = Field(None, ge=1, le=100_000_000)
+
+
+class ChangeIn(Strict):
+    alias: str = Field(min_length=1, max_length=64)
+    role: str | None = None
+    ad_hoc: bool | None = None
+    vision: bool | None = None
+    tools: bool | None = None
+    context_window: int | None = Field(None, ge=1, le=100_000_000)
+    max_output: int | None = Field(None, ge=1, le=100_000_000)
+
+
+class RetireIn(Strict):
+    alias: str = Field(min_length=1, max_length=64)
+    reason: str = Field(min_length=1, max_length=300)
+
+
+class AliasIn(Strict):
+    alias: str = Field(min_length=1, max_length=64)
+
+
+def status_of(m: ModelRecord) -> str:
+    if m.retired:
+        return "retired"
+    return "ad hoc" if m.ad_hoc else "active"
+
+
+def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset()) -> dict:
+    counts = counts or {}
+    return {"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
+            "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
+            "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
+            "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
+            "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
+
+
+async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]:
+    rows = await ctx.db.fetchall("SELECT alias, COUNT(*) FROM seats GROUP BY alias")
+    out: dict[str, dict[str, int]] = {a: {"calls": 0, "useful": 0, "judged": 0} for a in aliases}
+    for alias, n in rows:
+        if alias in out:
+            out[alias]["calls"] = n
+    for alias, (useful, judged) in (await verdicts.useful_counts(ctx.db, aliases)).items():
+        out[alias].update(useful=useful, judged=judged)
+    return out
+
+
+@admin
+async def list_models(request: Request) -> Response:
+    """Every model with its status; ``?active=1`` leaves out the retired, ``find`` and ``role`` filter."""
+    ctx = ctx_of(request)
+    find = (request.query_params.get("find") or "").strip().lower()
+    role = (request.query_params.get("role") or "").strip()
+    everyone = await model_store.list_all(ctx.db, include_retired=not query_flag(request, "active"))
+    chosen = [m for m in everyone if (not find or find in m.alias or find in m.served.lower())
+              and (not role or m.role == role)]
+    counts = await _counts(ctx, [m.alias for m in chosen])
+    resting = await ctx.resting()
+    return ok({"models": [describe(m, counts[m.alias], resting) for m in chosen]})
+
+
+async def _check_new(ctx: Context, body: RegisterIn) -> None:
+    await endpoint_store.get(ctx.db, body.endpoint)
+    for m in await model_store.list_all(ctx.db):
+        if m.endpoint == body.endpoint and m.served == body.served:
+            if m.retired:
+                raise BadRequest(f"{body.served} on {body.endpoint} was retired as {m.alias!r}; bring it back "
+                                 f"with `bench model restore {m.alias}`")
+            raise BadRequest(f"{body.served} on {body.endpoint} is already on the bench as {m.alias!r}")
+
+
+@admin
+async def register(request: Request) -> Response:
+    """Register a served name on an endpoint; the alias is derived from it unless one is given."""
+    ctx = ctx_of(request)
+    body = await body_as(request, RegisterIn, "registration")
+    await _check_new(ctx, body)
+    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
+    record = await model_store.register(ctx.db, ModelRecord(
+        alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
+        vision=body.vision, tools=body.tools, context_window=body.context_window, max_output=body.max_output))
+    return ok({"model": describe(record)}, 201)
+
+
+@admin
+async def change(request: Request) -> Response:
+    """Change what is given: role, ad hoc, vision, tools, context window, output limit (null = unknown)."""
+    ctx = ctx_of(request)
+    body = await body_as(request, ChangeIn, "model change")
+    fields = {name: getattr(body, name) for name in body.model_fields_set if name != "alias"}
+    if "role" in fields and fields["role"] is None:
+        raise BadRequest("role cannot be null")
+    if "ad_hoc" in fields and fields["ad_hoc"] is None:
+        raise BadRequest("ad_hoc cannot be null")
+    if not fields:
+        raise BadRequest("nothing to change: give role, ad_hoc, vision, tools, context_window or max_output")
+    record = await model_store.update(ctx.db, body.alias, **fields)
+    return ok({"model": describe(record), "changed": sorted(fields)})
+
+
+async def _member_of(ctx: Context, alias: str) -> list[str]:
+    rows = await ctx.db.fetchall("SELECT collection FROM collection_members WHERE alias = ? ORDER BY collection",
+                                 (alias,))
+    return [r[0] for r in rows]
+
+
+@admin
+async def retire(request: Request) -> Response:
+    """Stop seating a model. Its record stays, and so do its collection memberships, for a restore."""
+    ctx = ctx_of(request)
+    body = await body_as(request, RetireIn, "retirement")
+    current = await model_store.get(ctx.db, body.alias)
+    if current.retired:
+        raise BadRequest(f"{body.alias} is already retired ({current.retired_why})")
+    record = await model_store.retire(ctx.db, body.alias, body.reason.strip())
+    return ok({"model": describe(record), "member_of": await _member_of(ctx, body.alias)})
+
+
+@admin
+async def restore(request: Request) -> Response:
+    ctx = ctx_of(request)
+    body = await body_as(request, AliasIn, "restore")
+    current = await model_store.get(ctx.db, body.alias)
+    if not current.retired:
+        raise BadRequest(f"{body.alias} is not retired")
+    try:
+        await endpoint_store.get(ctx.db, current.endpoint)
+    except NotFound:
+        raise BadRequest(f"{body.alias}'s endpoint {current.endpoint!r} is gone; add it again first "
+                         f"(`bench endpoint add {current.endpoint} --base URL`)") from None
+    record = await model_store.restore(ctx.db, body.alias)
+    return ok({"model": describe(record), "member_of": await _member_of(ctx, body.alias)})
