@@ -111,7 +111,7 @@ def main() -> None:
                     await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=3, max_explorers=0))
 
             asyncio.run(no_explorers())
-            with spawn_server(home) as gateway:
+            with spawn_server(home, log=Path(tempfile.gettempdir()) / "bench-gateway.log") as gateway:
                 wait_healthy(gateway)
                 anyio.run(measure, upstream, gateway, args.requests, args.concurrency)
         finally:
