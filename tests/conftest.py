@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from dataclasses import replace
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
