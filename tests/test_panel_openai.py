@@ -175,3 +175,18 @@ async def _set_merger(home, name, merger):
 def test_models_lists_collections_with_modes(panel, gateway):
     ids = [m.id for m in client(gateway).models.list()]
     assert {"bench/core", "bench/core:merged", "bench/core:route"} <= set(ids)
+
+
+def test_keepalives_and_overhead_header(home, upstream, settings):
+    seed(home, base_url=upstream, served={"lazy": "lazy?latency=0.8"}, collections={"slowpoke": ["lazy"]})
+    port = free_port()
+    app = create_app(replace(settings, keepalive=0.2, port=port))
+    body = {"model": "bench/slowpoke", "messages": [{"role": "user", "content": "x"}], "stream": True}
+    with serve_in_thread(app, port) as base:
+        with httpx.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            raw = "".join(r.iter_text())
+        whole = httpx.post(base + "/v1/chat/completions", json={**body, "stream": False}, timeout=30)
+    assert ": keep-alive" in raw and raw.rstrip().endswith("data: [DONE]")
+    assert float(whole.headers["x-bench-overhead-ms"]) >= 0
+    assert whole.headers["x-bench-panel"] == whole.json()["bench"]["panel"]
