@@ -1,0 +1,415 @@
+"""Route mode: one member answers each turn of an agent's conversation, with the agent's tools.
+
+    start_turn(ctx, ask, collection)  refuses what no member can take (400 / 413 / 503), finds the
+                                      conversation (sticky, in the store), orders the members, and
+                                      starts the turn in the app's task group; returns a RouteTurn
+    RouteTurn.ready(wait)             waits for a member to commit (raises 429 / 502 if none did)
+    RouteTurn.events(keepalive)       the member's stream events; an error after the commit raises
+    RouteTurn.bench()                 the ``bench`` object for the last event
+
+Failover happens before the first piece of an answer reaches the agent: an upstream error (429,
+5xx, a pacing refusal...), no first event within ``first_token`` seconds (reasoning counts), or
+an empty answer moves the turn to the next member, up to ``max_tries``. Reasoning streamed before
+the answer is held back with it. The last member's empty answer is its answer. A whole (not
+streamed) turn holds the entire answer, so it can fail over at any point. Every turn is a row
+(``store.routes``); the prompt is never stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import math
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from benchwarmers_mcp import ranking
+from benchwarmers_mcp.calling import CallInfo
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import (
+    BadGateway,
+    BenchError,
+    EmptyAnswer,
+    ProviderError,
+    RateLimited,
+    TooManyRequests,
+    UpstreamFailure,
+    UpstreamTimeout,
+)
+from benchwarmers_mcp.messages import (
+    Answer,
+    AnswerBuilder,
+    Ask,
+    Finish,
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from benchwarmers_mcp.ranking import Lineup
+from benchwarmers_mcp.store import routes as route_store
+from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
+
+log = logging.getLogger("benchwarmers.route")
+
+TUNING_KEY = "route_tuning"
+VERDICT_HINT = ('optional, once per conversation: POST /bench/verdict {"call": "<call>", "useful": true|false, '
+                '"note": "..."}')
+
+
+@dataclass(frozen=True)
+class RouteTuning:
+    """Route mode's timings and odds. The app uses the defaults; tests put a faster one in
+    ``ctx.extras["route_tuning"]``."""
+
+    first_token: float = 90.0
+    stream_wait: float = 15.0
+    turn_timeout: float = 600.0
+    max_tries: int = 3
+    rotation: float = 0.25
+    idle_lapse: float = 24 * 3600.0
+    chance: Callable[[], float] = random.random
+
+
+def tuning(ctx: Context) -> RouteTuning:
+    return ctx.extras.get(TUNING_KEY) or RouteTuning()
+
+
+def sticky_key(ask: Ask, session: str | None = None) -> str:
+    """SHA-256 (24 hex) of the collection, the gateway key, the system text (or the agent's session
+    id when it sends one) and the first user message: what an agent resends unchanged every turn."""
+    first = next((m for m in ask.messages if m.role == "user"), None)
+    first_text = "" if first is None else first.text + "".join(i.placeholder() for i in first.images)
+    context = f"session:{session}" if session else f"system:{ask.system or ''}"
+    raw = "\x1f".join((ask.collection, ask.key_name, context, first_text))
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def member_request(ask: Ask, member: ModelRecord) -> ModelRequest:
+    """The request as the agent sent it; an output budget above the member's known limit is cut."""
+    options = dict(ask.options)
+    if member.max_output:
+        for name in ("max_tokens", "max_completion_tokens"):
+            value = options.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > member.max_output:
+                options[name] = member.max_output
+    return ModelRequest("", ask.messages, ask.system, ask.tools, ask.tool_choice, ask.parallel_tool_calls,
+                        ask.response_format, options)
+
+
+# ---- what the turn's driver tells the face ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Committed:
+    member: ModelRecord
+    call: str
+    failed_over: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: BenchError
+
+
+Item = Committed | Failed | StreamEvent
+
+
+@dataclass
+class RouteTurn:
+    """A turn in flight, as a face sees it."""
+
+    collection: Collection
+    conversation: str
+    turn: int
+    skipped: list[dict[str, str]]
+    receive: MemoryObjectReceiveStream[Item]
+    member: ModelRecord | None = None
+    call: str | None = None
+    failed_over: tuple[dict[str, str], ...] = ()
+    finish: Finish | None = None
+
+    @property
+    def alias(self) -> str | None:
+        return self.member.alias if self.member else None
+
+    async def ready(self, wait: float | None = None) -> None:
+        """Wait (at most ``wait`` seconds) for a member to commit; raise if every member failed first."""
+        if self.member is not None:
+            return
+        with anyio.move_on_after(math.inf if wait is None else wait):
+            try:
+                item = await self.receive.receive()
+            except anyio.EndOfStream:
+                raise BadGateway("the route turn ended without an answer") from None
+            self._take(item)
+
+    def _take(self, item: Item) -> bool:
+        """Absorb a control item (True) or leave a stream event to the caller (False)."""
+        if isinstance(item, Committed):
+            self.member, self.call, self.failed_over = item.member, item.call, item.failed_over
+            return True
+        if isinstance(item, Failed):
+            raise item.error
+        if isinstance(item, Finish):
+            self.finish = item
+        return False
+
+    async def events(self, keepalive: float | None = None) -> AsyncIterator[StreamEvent | None]:
+        """The member's events; with ``keepalive``, a ``None`` after each idle interval."""
+        async with self.receive:
+            while True:
+                item: Item | None = None
+                with anyio.move_on_after(keepalive if keepalive else math.inf):
+                    try:
+                        item = await self.receive.receive()
+                    except anyio.EndOfStream:
+                        return
+                if item is None:
+                    yield None
+                elif not self._take(item):
+                    yield item
+
+    async def collect(self) -> Answer:
+        builder = AnswerBuilder()
+        async for event in self.events():
+            if event is not None:
+                builder.add(event)
+        return builder.answer()
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.finish.usage if self.finish else None
+
+    def bench(self) -> dict:
+        out: dict = {"collection": self.collection.qualified, "reply": "route", "conversation": self.conversation,
+                     "call": self.call, "alias": self.alias, "turn": self.turn}
+        if self.failed_over:
+            out["failed_over"] = list(self.failed_over)
+        if self.skipped:
+            out["skipped"] = self.skipped
+        out["verdict"] = VERDICT_HINT.replace("<call>", self.call or "<call>")
+        if self.usage:
+            out["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
+        return out
+
+
+# ---- starting a turn ----------------------------------------------------------------------------
+
+async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, session: str | None = None,
+                     hold_all: bool = False) -> RouteTurn:
+    """Refuse what no member can take, find the conversation, order the members, start the turn."""
+    tune = tuning(ctx)
+    line = await ranking.lineup(ctx.db, collection, ask)
+    claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
+                                         idle_lapse=tune.idle_lapse)
+    candidates = await order(ctx, line, claim, tune)
+    send, receive = anyio.create_memory_object_stream[Item](math.inf)
+    turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
+    driver = _Driver(ctx, ask, collection, tune, claim, candidates[:tune.max_tries], hold_all, send)
+    ctx.tg.start_soon(driver.run)
+    return turn
+
+
+async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning) -> list[ModelRecord]:
+    """The conversation's member first when it can take this turn; otherwise a fresh ranking,
+    which the rotation may lead with the least recently used member."""
+    resting = await ctx.resting()
+    suite = ctx.extras.get("suite_findings")
+    sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
+    if sticky is not None:
+        rest = [m for m in line.eligible if m is not sticky]
+        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, suite=suite)]
+    rotate = tune.chance() < tune.rotation
+    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, suite=suite)
+
+
+def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> BenchError:
+    """429 when every tried member was rate limited, else 502."""
+    listing = "; ".join(f"{t['alias']}: {t['error']}" for t in tried)
+    if errors and all(isinstance(e, RateLimited) for e in errors):
+        waits = [e.retry_after for e in errors if e.retry_after is not None]
+        return TooManyRequests(f"every member tried is rate limited ({listing})",
+                               retry_after=min(waits) if waits else None)
+    return BadGateway(f"no member answered this turn ({listing})")
+
+
+_END = object()
+
+
+async def _next(pipe: MemoryObjectReceiveStream) -> object:
+    try:
+        return await pipe.receive()
+    except anyio.EndOfStream:
+        return _END
+
+
+def _substantive(event: StreamEvent) -> bool:
+    """A piece of the answer itself (reasoning alone is held back)."""
+    return isinstance(event, ToolCallDelta) or (isinstance(event, TextDelta) and bool(event.text.strip()))
+
+
+@dataclass
+class _Driver:
+    """Runs one turn in the background: tries members in order, relays the one that commits, and
+    writes the turn's row whatever happens (the caller hanging up included)."""
+
+    ctx: Context
+    ask: Ask
+    collection: Collection
+    tune: RouteTuning
+    claim: TurnClaim
+    candidates: list[ModelRecord]
+    hold_all: bool
+    send: MemoryObjectSendStream[Item]
+    tried: list[dict[str, str]] = field(default_factory=list)
+    errors: list[ProviderError] = field(default_factory=list)
+    builder: AnswerBuilder = field(default_factory=AnswerBuilder)
+    started: float = field(default_factory=time.monotonic)
+    record: TurnRecord | None = None
+
+    async def run(self) -> None:
+        self.record = TurnRecord(self.claim.conversation.id, self.claim.turn, "error", 0.0,
+                                 key_name=self.ask.key_name)
+        async with self.send:
+            try:
+                with anyio.move_on_after(self.tune.turn_timeout) as scope:
+                    await self._turn()
+                if scope.cancelled_caught:
+                    self.record.status = "timeout"
+                    await self._fail(UpstreamTimeout(f"the turn took longer than {self.tune.turn_timeout:g} s"))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.record.status = "cancelled"  # the caller hung up; the member's call was stopped
+            except Exception as e:  # a bug must not vanish in the background: log it, record it, say so
+                log.exception("route turn %s.%s failed unexpectedly", self.claim.conversation.id, self.claim.turn)
+                self.record.status, self.record.error = "error", f"internal error: {type(e).__name__}"
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    self.send.send_nowait(Failed(BenchError("internal error in route mode; the server log has it")))
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._write()
+
+    async def _fail(self, error: BenchError) -> None:
+        self.record.error = error.message
+        await self.send.send(Failed(error))
+
+    async def _turn(self) -> None:
+        for i, member in enumerate(self.candidates):
+            error = await self._attempt(member, last=i == len(self.candidates) - 1)
+            if error is None:
+                return
+            self.tried.append({"alias": member.alias, "error": error.message[-300:]})
+            self.errors.append(error)
+        final = final_error(self.errors, self.tried)
+        self.record.status = "rate_limited" if final.status == 429 else "error"
+        await self._fail(final)
+
+    def _remaining(self) -> float:
+        return max(1.0, self.tune.turn_timeout - (time.monotonic() - self.started))
+
+    async def _attempt(self, member: ModelRecord, *, last: bool) -> ProviderError | None:
+        """Try one member. A ProviderError back means: not committed, try the next one."""
+        pipe_send, pipe = anyio.create_memory_object_stream[object](math.inf)
+        request = member_request(self.ask, member)
+        info = CallInfo("route", "route", self.ask.key_name)
+        began = time.monotonic()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_pump, self.ctx, member, request, self._remaining(), info, pipe_send)
+            async with pipe:
+                held, item = await self._hold(pipe, member)
+                if isinstance(item, ProviderError):
+                    tg.cancel_scope.cancel()
+                    return item
+                if item is _END and not last and not _has_answer(held):
+                    return EmptyAnswer(f"{member.alias} answered nothing")
+                await self._commit(member, held, began)
+                if item is not _END:
+                    await self._relay(pipe)
+        return None
+
+    async def _hold(self, pipe: MemoryObjectReceiveStream, member: ModelRecord) -> tuple[list[StreamEvent], object]:
+        """Events until the first piece of the answer (or all of them for a whole turn).
+        Returns (held events, the item that stopped the holding: an event, _END or an error)."""
+        held: list[StreamEvent] = []
+        item: object = None
+        with anyio.move_on_after(self.tune.first_token):
+            item = await _next(pipe)
+        if item is None:
+            return held, UpstreamTimeout(f"no first token from {member.alias} in {self.tune.first_token:g} s")
+        while item is not _END and not isinstance(item, ProviderError):
+            held.append(item)  # type: ignore[arg-type]
+            if not self.hold_all and _substantive(item):  # type: ignore[arg-type]
+                break
+            item = await _next(pipe)
+        return held, item
+
+    async def _commit(self, member: ModelRecord, held: list[StreamEvent], began: float) -> None:
+        call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
+                                               self.collection.qualified)
+        self.record.alias, self.record.call = member.alias, call
+        self.record.first_token_s = time.monotonic() - began
+        await self.send.send(Committed(member, call, tuple(self.tried)))
+        for event in held:
+            await self._forward(event)
+        self.record.status = "ok"
+
+    async def _relay(self, pipe: MemoryObjectReceiveStream) -> None:
+        async for item in pipe:
+            if isinstance(item, ProviderError):
+                self.record.status = "timeout" if isinstance(item, UpstreamTimeout) else "error"
+                await self._fail(item)
+                return
+            await self._forward(item)  # type: ignore[arg-type]
+
+    async def _forward(self, event: StreamEvent) -> None:
+        self.builder.add(event)
+        await self.send.send(event)
+
+    async def _write(self) -> None:
+        record = self.record
+        if record is None:
+            return
+        answer = self.builder.answer()
+        if record.status == "ok" and not (answer.text.strip() or answer.tool_calls):
+            record.status = "empty"
+        usage = answer.usage or Usage()
+        record.seconds = time.monotonic() - self.started
+        record.tool_calls, record.finish = len(answer.tool_calls), answer.finish_reason if record.call else None
+        record.tokens_in, record.tokens_out, record.reasoning = (usage.input_tokens, usage.output_tokens,
+                                                                 usage.reasoning_tokens)
+        record.tried = self.tried
+        try:
+            await route_store.record_turn(self.ctx.db, record)
+        except Exception:
+            log.exception("could not record route turn %s.%s", record.conversation, record.turn)
+
+
+def _has_answer(events: list[StreamEvent]) -> bool:
+    return any(_substantive(e) for e in events)
+
+
+async def _pump(ctx: Context, member: ModelRecord, request: ModelRequest, timeout: float, info: CallInfo,
+                pipe: MemoryObjectSendStream[object]) -> None:
+    """One member's stream into a pipe, in its own task, so the first-token timer can stop it."""
+    async with pipe:
+        try:
+            async for event in ctx.caller.stream(member, request, timeout=timeout, info=info):
+                await pipe.send(event)
+        except ProviderError as e:
+            await pipe.send(e)
+        except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
+            await pipe.send(UpstreamFailure(e.message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+
+__all__ = ["RouteTuning", "RouteTurn", "TUNING_KEY", "member_request", "start_turn", "sticky_key", "tuning"]
+

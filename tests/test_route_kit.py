@@ -1,0 +1,58 @@
+"""Shared set-up for the route-mode tests (no tests here): a gateway in a thread with fast route
+timings, and a data folder seeded with tool-calling members on the fake upstream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from benchwarmers_mcp.app import create_app
+from benchwarmers_mcp.route import TUNING_KEY, RouteTuning
+from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+from tests.seed import seed_async
+from tests.servers import free_port, serve_in_thread
+
+FAST = RouteTuning(first_token=1.0, stream_wait=5.0, turn_timeout=20.0, rotation=0.0)
+
+
+@contextmanager
+def route_server(settings: Settings, tuning: RouteTuning = FAST) -> Iterator[str]:
+    """A real server on a free port whose route turns use ``tuning``."""
+    port = free_port()
+    app = create_app(replace(settings, port=port))
+    with serve_in_thread(app, port) as base:
+        app.state.ctx.extras[TUNING_KEY] = tuning
+        yield base
+
+
+def seed_members(home: Path, upstream: str, served: dict[str, str], collections: dict[str, list[str]],
+                 **fields: Any) -> None:
+    """Members on the fake upstream that call tools (unless ``tools=False`` says otherwise)."""
+    fields.setdefault("tools", True)
+    anyio.run(lambda: seed_async(home, base_url=upstream, served=served, collections=collections, **fields))
+
+
+def query(home: Path, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+    async def run() -> list[dict[str, Any]]:
+        async with Database(home / "benchwarmers.db") as db:
+            return [dict(r) for r in await db.fetchall(sql, params)]
+
+    return anyio.run(run)
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A scripted assistant message that calls one tool (chat completions shape)."""
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": call_id, "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def said(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
