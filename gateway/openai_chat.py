@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import collections_view, panel_view
+from benchwarmers_mcp.gateway import collections_view, panel_view, route_openai
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
@@ -244,7 +244,7 @@ async def list_models(request: Request) -> Response:
     return JSONResponse({"object": "list", "data": data})
 
 
-DIALECT = Dialect("openai", parse, respond, render_error)
+DIALECT = Dialect("openai", parse, respond, render_error, route_openai.respond_route)
 
 
 @guarded(render_error)
