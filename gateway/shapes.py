@@ -13,6 +13,8 @@ from benchwarmers_mcp.errors import BenchError
 # (path prefix, module with render_error), longest prefix first. The default is OpenAI's shape.
 SHAPES: list[tuple[str, str]] = [
     ("/v1/chat/completions", "benchwarmers_mcp.gateway.openai_chat"),
+    ("/mcp", "benchwarmers_mcp.mcp_server"),
+    ("/v1/mcp", "benchwarmers_mcp.mcp_server"),
 ]
 DEFAULT = "benchwarmers_mcp.gateway.openai_chat"
 

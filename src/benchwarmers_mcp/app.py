@@ -12,15 +12,19 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import __version__, admin_api
+from benchwarmers_mcp import __version__, admin_api, mcp_server
 from benchwarmers_mcp.calling import ModelCaller
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway import bench_routes, openai_chat
 from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.guard import Guard
 from benchwarmers_mcp.keystore import KeyStore
+from benchwarmers_mcp.security_routes import install as install_security
+from benchwarmers_mcp.security_routes import routes as security_routes
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 
@@ -43,7 +47,9 @@ def routes() -> list[BaseRoute]:
         Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
         Route("/bench/record", bench_routes.get_record, methods=["GET"]),
         # -- more faces register below (keep one line per route group) --
+        *security_routes(),
         *admin_api.routes(),
+        *mcp_server.routes(),
     ]
     return table
 
@@ -69,6 +75,8 @@ def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
             app.state.ctx = ctx
             # -- lifespan hooks of other faces go here --
+            install_security(ctx)
+            await stack.enter_async_context(mcp_server.serve_http(app, ctx))
             try:
                 yield
             finally:
@@ -90,6 +98,7 @@ def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -
 
     middleware: list = []
     # -- middleware of other faces goes here (outermost first) --
+    middleware.insert(0, Middleware(Guard, settings=settings, render_error=render_error_for))
     app = Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
                     exception_handlers={HTTPException: http_error})
     app.state.settings = settings

@@ -1,0 +1,205 @@
+"""MCP on the server's own port: the four tools (``mcp_tools.py``) answered by the engine directly,
+served over streamable HTTP at ``/mcp`` and ``/v1/mcp`` (both protocol eras the SDK speaks), plus
+``POST /bench/remind``, the store-backed "remind once per seat per session" set that the stdio
+launcher uses too.
+
+``/mcp`` is an ordinary route of the app's one route table, so every middleware of the app (Host,
+Origin, keys) applies to it as to ``/v1``. Each app gets its own MCP server and session manager,
+made and run in the app's lifespan (``serve_http``); the route finds it on ``app.state``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, BenchError
+from benchwarmers_mcp.gateway import collections_view, panel_view
+from benchwarmers_mcp.gateway.bench_routes import parse_verdict
+from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.dispatch import context, guarded
+from benchwarmers_mcp.gateway.naming import split_model
+from benchwarmers_mcp.gateway.openai_chat import render_error as openai_error
+from benchwarmers_mcp.mcp_tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
+from benchwarmers_mcp.messages import Ask, user
+from benchwarmers_mcp.panel import PanelRun, start_panel
+from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import reminders, verdicts
+
+log = logging.getLogger("benchwarmers.mcp")
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def refused(tool: str, error: BenchError) -> ToolFailure:
+    return ToolFailure(f"Benchwarmers refused {tool} ({error.status}): {error.message}")
+
+
+def _key_name(request: Request | None) -> str:
+    if request is None:
+        return "local"
+    return getattr(request.state, "key_name", None) or "local"
+
+
+class EngineTools:
+    """The ``mcp_tools.Backend`` of the server itself: the engine and the store, in-process."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    async def collections(self, request: Request | None) -> list[dict[str, Any]]:
+        scope_of = self.ctx.extras.get("scope_of")
+        only = scope_of(request) if scope_of and request is not None else None
+        return await collections_view.entries(self.ctx.db, only=only)
+
+    async def ask(self, args: AskArgs, request: Request | None, progress: Progress) -> tuple[str, dict[str, Any]]:
+        try:
+            run = await self._start(args, request)
+        except BenchError as e:
+            raise refused("ask", e) from None
+        seats = len(run.seating.seats)
+        merging = run.reply == "merged"
+        await progress.seat(0, seats + merging)
+        async for event in run.events(keepalive=self.ctx.settings.keepalive):
+            if event is None:
+                await progress.tick()
+            elif run.merge is not None:
+                await progress.seat(seats + 1, message="merged")
+            elif merging and len(run.seats_done) == seats:
+                await progress.seat(seats, message=f"{seats} of {seats} seats answered; merging")
+            else:
+                await progress.seat(len(run.seats_done))
+        return panel_view.content(run), panel_view.bench_field(run)
+
+    async def _start(self, args: AskArgs, request: Request | None) -> PanelRun:
+        collection, suffix = split_model(args.collection)
+        reply = suffix if args.merged is None else ("merged" if args.merged else "all")
+        nominees = tuple(n.strip() for n in args.with_ or () if n.strip())
+        ask = Ask(collection=collection, messages=(user(args.prompt),), system=args.system or None, reply=reply,
+                  with_=nominees, model_name=args.collection, dialect="mcp", key_name=_key_name(request))
+        check_scope = self.ctx.extras.get("check_scope")
+        if check_scope is not None and request is not None:
+            checked = check_scope(request, collection)
+            if inspect.isawaitable(checked):
+                await checked
+        return await start_panel(self.ctx, ask)
+
+    async def verdict(self, args: VerdictArgs, request: Request | None) -> tuple[dict[str, Any], bool]:
+        try:
+            verdict = parse_verdict(args.body())
+            recorded, written = await verdicts.record(self.ctx.db, verdict, key_name=_key_name(request))
+        except BenchError as e:
+            raise refused("verdict", e) from None
+        return recorded.as_dict(), written
+
+    async def remind(self, session: str, calls: list[str], request: Request | None) -> list[str]:
+        return await reminders.due(self.ctx.db, session, calls[-MAX_CALLS:])
+
+
+# ---- streamable HTTP ---------------------------------------------------------------------------
+
+def _host_patterns(host: str) -> list[str]:
+    """A configured host as the SDK matches it: as given, plus any port when it names none."""
+    try:
+        has_port = urlsplit(f"//{host}").port is not None
+    except ValueError:
+        return [host]
+    return [host] if has_port else [host, f"{host}:*"]
+
+
+def _hosts_and_origins(settings: Settings) -> tuple[list[str], list[str]]:
+    hosts = [f"{h}:*" for h in LOOPBACK_HOSTS]
+    origins = [f"http://{h}:*" for h in LOOPBACK_HOSTS]
+    for host in settings.allowed_hosts:
+        hosts += _host_patterns(host)
+    if settings.public_url:
+        parts = urlsplit(settings.public_url)
+        if parts.netloc:
+            hosts += _host_patterns(parts.netloc)
+            origins.append(f"{parts.scheme}://{parts.netloc}")
+    origins += list(settings.allowed_origins)
+    return hosts, origins
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """The SDK's own Host/Origin check, with the same allowed set as the app's (defence in depth)."""
+    hosts, origins = _hosts_and_origins(settings)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+@asynccontextmanager
+async def serve_http(app: Starlette, ctx: Context) -> AsyncIterator[None]:
+    """Lifespan hook: this app's MCP server and its one session manager, running while the app runs."""
+    server = build_server(EngineTools(ctx), __version__)
+    server.streamable_http_app(transport_security=transport_security(ctx.settings),
+                               max_request_body_size=ctx.settings.max_body)
+    app.state.mcp_http = StreamableHTTPASGIApp(server.session_manager)
+    try:
+        async with server.session_manager.run():
+            yield
+    finally:
+        app.state.mcp_http = None
+
+
+class McpEndpoint:
+    """``/mcp`` and ``/v1/mcp`` (an ASGI app, so the SDK sees the raw request): hand the request to
+    this app's session manager."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        handler = getattr(scope["app"].state, "mcp_http", None)
+        if handler is None:
+            error = BenchError("the MCP server is not running (the app is starting or stopping)")
+            error.status = 503
+            await render_error(error)(scope, receive, send)
+            return
+        await handler(scope, receive, send)
+
+
+mcp_endpoint = McpEndpoint()
+MCP_METHODS = ["GET", "POST", "DELETE"]
+
+
+def render_error(error: BenchError) -> Response:
+    """A refusal on an MCP route, as a JSON-RPC error (no id: it answers no particular message)."""
+    code = -32603 if error.status >= 500 else -32600
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": error.message,
+                                                     "data": {"status": error.status}}}
+    return JSONResponse(body, status_code=error.status, headers=error.headers)
+
+
+# ---- POST /bench/remind ------------------------------------------------------------------------
+
+@guarded(openai_error)
+async def post_remind(request: Request) -> Response:
+    """``{"session", "calls": [...]}`` -> ``{"due": [...]}``: the answered seats with no verdict that this
+    session was not reminded about yet, now recorded as reminded."""
+    ctx = context(request)
+    body = await read_json(request, ctx.settings.max_body)
+    session, calls = body.get("session"), body.get("calls")
+    if not isinstance(session, str) or not session.strip() or len(session) > reminders.MAX_SESSION:
+        raise BadRequest(f"session must be a non-empty string of at most {reminders.MAX_SESSION} characters")
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls) or len(calls) > MAX_CALLS:
+        raise BadRequest(f"calls must be a list of call ids (at most {MAX_CALLS:,})")
+    return JSONResponse({"due": await reminders.due(ctx.db, session.strip(), calls)})
+
+
+def routes() -> list[BaseRoute]:
+    """MCP at ``/mcp`` and ``/v1/mcp`` (a trailing slash answers too, never a redirect), and the reminders."""
+    paths = ("/mcp", "/v1/mcp", "/mcp/", "/v1/mcp/")
+    return [*(Route(p, mcp_endpoint, methods=MCP_METHODS) for p in paths),
+            Route("/bench/remind", post_remind, methods=["POST"])]
