@@ -1,11 +1,17 @@
-"""The usage ledger: one row per upstream call. Never the prompt."""
+"""The usage ledger: one row per upstream call. Never the prompt.
+
+``t`` is when the call started (pacing counts a call in the window it was sent in); ``attempts``
+is how many requests went out (0 when the bench refused it before sending); ``status`` is ok,
+empty, error, timeout, refused or cancelled; ``caller`` says who called (gateway, route, probe,
+suite) and ``purpose`` what for (panel, route, ...).
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Transaction
 
 
 @dataclass(frozen=True)
@@ -26,18 +32,36 @@ class UsageRow:
     t: float = field(default_factory=time.time)
 
 
+INSERT_SQL = ("INSERT INTO usage (t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out,"
+              " reasoning, seconds, caller, purpose, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _values(row: UsageRow) -> tuple:
+    return (row.t, row.alias, row.connection, row.endpoint, row.served, row.status, row.attempts, row.tokens_in,
+            row.tokens_out, row.reasoning, row.seconds, row.caller, row.purpose, row.key_name)
+
+
 async def append(db: Database, row: UsageRow) -> None:
-    await db.write(
-        "INSERT INTO usage (t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out,"
-        " reasoning, seconds, caller, purpose, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (row.t, row.alias, row.connection, row.endpoint, row.served, row.status, row.attempts, row.tokens_in,
-         row.tokens_out, row.reasoning, row.seconds, row.caller, row.purpose, row.key_name),
-    )
+    await db.write(INSERT_SQL, _values(row))
+
+
+async def insert(tx: Transaction, row: UsageRow) -> None:
+    """The row inside a caller's transaction (``store.limits.settle`` writes it with what was learned)."""
+    await tx.execute(INSERT_SQL, _values(row))
 
 
 async def totals(db: Database, since: float = 0.0) -> dict[str, dict[str, int]]:
     rows = await db.fetchall(
-        "SELECT connection, COUNT(*), SUM(attempts), SUM(tokens_in), SUM(tokens_out) FROM usage WHERE t >= ?"
-        " GROUP BY connection", (since,))
-    return {r[0]: {"calls": r[1], "attempts": r[2] or 0, "tokens_in": r[3] or 0, "tokens_out": r[4] or 0}
-            for r in rows}
+        "SELECT connection, COUNT(*), SUM(attempts), SUM(tokens_in), SUM(tokens_out), SUM(reasoning) FROM usage"
+        " WHERE t >= ? GROUP BY connection", (since,))
+    return {r[0]: {"calls": r[1], "attempts": r[2] or 0, "tokens_in": r[3] or 0, "tokens_out": r[4] or 0,
+                   "reasoning": r[5] or 0} for r in rows}
+
+
+async def rows(db: Database, since: float = 0.0, limit: int = 1000) -> list[UsageRow]:
+    found = await db.fetchall(
+        "SELECT t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out, reasoning, seconds,"
+        " caller, purpose, key_name FROM usage WHERE t >= ? ORDER BY t DESC LIMIT ?", (since, limit))
+    return [UsageRow(r["alias"], r["connection"], r["endpoint"], r["served"], r["status"], r["attempts"],
+                     r["tokens_in"], r["tokens_out"], r["reasoning"], r["seconds"], r["caller"], r["purpose"],
+                     r["key_name"], r["t"]) for r in found]

@@ -257,3 +257,70 @@ async def keys_001(tx: Transaction) -> None:
         CREATE INDEX key_hits_key ON key_hits (key_name, at)
         """,
     )
+
+
+@migration
+async def limits_001(tx: Transaction) -> None:
+    """Rate limits shared by every process: user/learned limits, reported quota windows, calls in
+    flight, model rests and strikes, connection pauses, alerts; and the ledger by model."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE user_limits (
+            scope TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            name TEXT NOT NULL,
+            source TEXT NOT NULL DEFAULT 'user',
+            value INTEGER NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (scope, subject, name, source)
+        );
+        CREATE TABLE quotas (
+            connection TEXT NOT NULL,
+            alias TEXT NOT NULL DEFAULT '',
+            metric TEXT NOT NULL,
+            span TEXT NOT NULL DEFAULT '',
+            lim INTEGER,
+            remaining INTEGER,
+            reset_at REAL,
+            source TEXT NOT NULL DEFAULT 'headers',
+            observed_at REAL NOT NULL,
+            PRIMARY KEY (connection, alias, metric, span)
+        );
+        CREATE TABLE inflight (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            connection TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            tokens INTEGER NOT NULL DEFAULT 0,
+            started REAL NOT NULL,
+            expires REAL NOT NULL
+        );
+        CREATE INDEX inflight_connection ON inflight (connection, started);
+        CREATE TABLE model_states (
+            alias TEXT PRIMARY KEY,
+            connection TEXT NOT NULL,
+            rest_until REAL,
+            rest_why TEXT,
+            strikes INTEGER NOT NULL DEFAULT 0,
+            pending_retire_at REAL,
+            pending_why TEXT,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE connection_states (
+            connection TEXT PRIMARY KEY,
+            paused_until REAL,
+            paused_why TEXT,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE alerts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            message TEXT NOT NULL,
+            cleared_at REAL
+        );
+        CREATE INDEX alerts_open ON alerts (kind, subject, cleared_at);
+        CREATE INDEX usage_alias ON usage (alias, t)
+        """,
+    )

@@ -1,0 +1,336 @@
+"""Rate limits in the store, shared by every process on the data folder.
+
+Tables (migration ``limits_001``): ``user_limits`` (what the user set, and what was learned from
+error text), ``quotas`` (windows providers reported), ``inflight`` (admitted calls not yet in the
+ledger), ``model_states`` (rests, strikes, pending retirement), ``connection_states`` (pauses) and
+``alerts``. The decisions live in ``limits.py``; this module only reads and writes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from benchwarmers_mcp.quota import QuotaRecord
+from benchwarmers_mcp.store import ledger
+from benchwarmers_mcp.store.db import Database, Transaction
+from benchwarmers_mcp.store.endpoints import Endpoint, _row as endpoint_row
+
+LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
+CONNECTION_OF = "COALESCE(e.connection, e.name)"
+
+
+class Reader(Protocol):
+    async def fetchall(self, sql: str, params: Sequence[Any] = ...) -> list[Any]: ...
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Everything a call needs to know before it goes out, read in one query."""
+
+    endpoint: Endpoint
+    limited: bool = False
+    rest_until: float | None = None
+    rest_why: str | None = None
+    strikes: int = 0
+    pending_retire: bool = False
+    paused_until: float | None = None
+    paused_why: str | None = None
+
+    @property
+    def connection(self) -> str:
+        return self.endpoint.connection_name
+
+
+GATE_SQL = f"""
+SELECT e.*,
+  EXISTS (SELECT 1 FROM user_limits u WHERE (u.scope = 'connection' AND u.subject = {CONNECTION_OF})
+          OR (u.scope = 'model' AND u.subject = :alias)) AS limited,
+  EXISTS (SELECT 1 FROM quotas q WHERE q.connection = {CONNECTION_OF} AND q.alias IN ('', :alias)
+          AND q.reset_at > :now AND q.remaining IS NOT NULL) AS quoted,
+  s.rest_until, s.rest_why, s.strikes, s.pending_retire_at, c.paused_until, c.paused_why
+FROM endpoints e
+LEFT JOIN model_states s ON s.alias = :alias
+LEFT JOIN connection_states c ON c.connection = {CONNECTION_OF}
+WHERE e.name = :endpoint
+"""
+
+
+async def gate(db: Database, endpoint: str, alias: str, now: float) -> Gate | None:
+    row = await db.fetchone(GATE_SQL, {"endpoint": endpoint, "alias": alias, "now": now})
+    if row is None:
+        return None
+    return Gate(endpoint_row(row), bool(row["limited"] or row["quoted"]), row["rest_until"], row["rest_why"],
+                row["strikes"] or 0, row["pending_retire_at"] is not None, row["paused_until"], row["paused_why"])
+
+
+# -- limits the user set (and limits learned from error text) --
+
+@dataclass(frozen=True)
+class UserLimit:
+    scope: str  # "connection" or "model"
+    subject: str  # the connection name or the model alias
+    name: str  # rpm, rpd, rpmo, tpm, tpd
+    value: int
+    source: str = "user"  # or "learned"
+
+
+async def set_limit(db: Database, scope: str, subject: str, name: str, value: int | None) -> None:
+    """Set a user limit, or remove it when ``value`` is None."""
+    async with db.transaction() as tx:
+        if value is None:
+            await tx.execute("DELETE FROM user_limits WHERE scope = ? AND subject = ? AND name = ? AND source = 'user'",
+                             (scope, subject, name))
+            return
+        await tx.execute(
+            "INSERT INTO user_limits (scope, subject, name, source, value, updated_at) VALUES (?, ?, ?, 'user', ?, ?)"
+            " ON CONFLICT (scope, subject, name, source) DO UPDATE SET value = excluded.value,"
+            " updated_at = excluded.updated_at", (scope, subject, name, value, time.time()))
+
+
+async def learn_limit(tx: Transaction, scope: str, subject: str, name: str, value: int) -> None:
+    """A limit read from error text: it only ever tightens."""
+    await tx.execute(
+        "INSERT INTO user_limits (scope, subject, name, source, value, updated_at) VALUES (?, ?, ?, 'learned', ?, ?)"
+        " ON CONFLICT (scope, subject, name, source) DO UPDATE SET value = MIN(user_limits.value, excluded.value),"
+        " updated_at = excluded.updated_at", (scope, subject, name, value, time.time()))
+
+
+async def limits_for(db: Reader, connection: str, alias: str | None) -> list[UserLimit]:
+    """The limits that apply: a user's value beats a learned one for the same scope and name."""
+    rows = await db.fetchall(
+        "SELECT scope, subject, name, value, source FROM user_limits WHERE (scope = 'connection' AND subject = ?)"
+        " OR (scope = 'model' AND subject = ?) ORDER BY source DESC", (connection, alias or ""))
+    chosen: dict[tuple[str, str, str], UserLimit] = {}
+    for r in rows:  # 'user' comes before 'learned' in descending order, so the user's value is kept
+        chosen.setdefault((r["scope"], r["subject"], r["name"]), UserLimit(*r))
+    return list(chosen.values())
+
+
+async def all_limits(db: Database) -> list[UserLimit]:
+    rows = await db.fetchall("SELECT scope, subject, name, value, source FROM user_limits"
+                             " ORDER BY scope, subject, name, source")
+    return [UserLimit(*r) for r in rows]
+
+
+# -- windows providers reported --
+
+@dataclass(frozen=True)
+class StoredQuota:
+    connection: str
+    alias: str
+    record: QuotaRecord
+    observed_at: float
+
+
+def _quota(row: Any) -> StoredQuota:
+    record = QuotaRecord(row["metric"], row["span"], row["lim"], row["remaining"], row["reset_at"],
+                         "model" if row["alias"] else "connection", row["source"])
+    return StoredQuota(row["connection"], row["alias"], record, row["observed_at"])
+
+
+async def live_quotas(db: Reader, connection: str, alias: str, now: float) -> list[StoredQuota]:
+    rows = await db.fetchall(
+        "SELECT * FROM quotas WHERE connection = ? AND alias IN ('', ?) AND reset_at > ? AND remaining IS NOT NULL",
+        (connection, alias, now))
+    return [_quota(r) for r in rows]
+
+
+async def shown_quotas(db: Database, since: float) -> list[StoredQuota]:
+    rows = await db.fetchall("SELECT * FROM quotas WHERE observed_at >= ? ORDER BY connection, alias, metric, span",
+                             (since,))
+    return [_quota(r) for r in rows]
+
+
+async def save_quotas(tx: Transaction, connection: str, alias: str, records: Iterable[QuotaRecord],
+                      now: float) -> None:
+    for r in records:
+        await tx.execute(
+            "INSERT INTO quotas (connection, alias, metric, span, lim, remaining, reset_at, source, observed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (connection, alias, metric, span) DO UPDATE SET"
+            " lim = COALESCE(excluded.lim, quotas.lim), remaining = excluded.remaining, reset_at = excluded.reset_at,"
+            " source = excluded.source, observed_at = excluded.observed_at WHERE excluded.observed_at >= quotas.observed_at",
+            (connection, alias if r.scope == "model" else "", r.metric, r.window, r.limit, r.remaining, r.reset_at,
+             r.source, now))
+    await tx.execute("DELETE FROM quotas WHERE connection = ? AND observed_at < ? AND"
+                     " (reset_at IS NULL OR reset_at < ?)", (connection, now - 7 * 86400, now))
+
+
+# -- what has been spent: the ledger plus calls in flight --
+
+@dataclass(frozen=True)
+class Spend:
+    t: float
+    requests: int
+    tokens_in: int
+    tokens_out: int
+
+
+async def spends(db: Reader, connection: str, alias: str | None, since: float) -> list[Spend]:
+    """Ledger rows and in-flight calls since ``since``, oldest first (``alias`` None: the whole connection)."""
+    which = "connection = ?" + (" AND alias = ?" if alias else "")
+    params: tuple[Any, ...] = (connection, alias) if alias else (connection,)
+    rows = await db.fetchall(
+        f"SELECT t, attempts, tokens_in, tokens_out FROM usage WHERE {which} AND t >= ? AND attempts > 0"
+        f" UNION ALL SELECT started, 1, tokens, 0 FROM inflight WHERE {which} AND started >= ?"
+        " ORDER BY 1", (*params, since, *params, since))
+    return [Spend(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+async def expire_inflight(tx: Transaction, now: float) -> None:
+    await tx.execute("DELETE FROM inflight WHERE expires < ?", (now,))
+
+
+async def add_inflight(tx: Transaction, connection: str, alias: str, tokens: int, started: float,
+                       expires: float) -> int:
+    ticket = await tx.insert("INSERT INTO inflight (connection, alias, tokens, started, expires) VALUES (?, ?, ?, ?, ?)",
+                             (connection, alias, tokens, started, expires))
+    assert ticket is not None
+    return ticket
+
+
+async def inflight_count(db: Database) -> int:
+    return int(await db.fetchval("SELECT COUNT(*) FROM inflight") or 0)
+
+
+# -- after a call: one transaction for the ledger row and everything learned --
+
+@dataclass
+class Settlement:
+    row: ledger.UsageRow
+    ticket: int | None = None
+    quotas: list[QuotaRecord] = field(default_factory=list)
+    learned: list[tuple[str, int]] = field(default_factory=list)
+    rest: tuple[float, str] | None = None
+    strike: tuple[int, float, str] | None = None  # (strikes that rest it, rest until, why)
+    clear_strikes: bool = False
+    clear_pending: bool = False
+    pause: tuple[float, str] | None = None
+    retire_why: str | None = None
+    alerts: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, subject, message)
+
+
+async def settle(db: Database, s: Settlement) -> None:
+    now = time.time()
+    alias, connection = s.row.alias, s.row.connection
+    async with db.transaction() as tx:
+        await ledger.insert(tx, s.row)
+        if s.ticket is not None:
+            await tx.execute("DELETE FROM inflight WHERE id = ?", (s.ticket,))
+        if s.quotas:
+            await save_quotas(tx, connection, alias, s.quotas, now)
+        for name, value in s.learned:
+            await learn_limit(tx, "model", alias, name, value)
+        if s.strike is not None:
+            await _strike(tx, alias, connection, s.strike, now)
+        if s.rest is not None:
+            await rest(tx, alias, connection, *s.rest)
+        if s.clear_strikes or s.clear_pending:
+            sets = ", ".join(([("strikes = 0")] if s.clear_strikes else [])
+                             + (["pending_retire_at = NULL, pending_why = NULL"] if s.clear_pending else []))
+            await tx.execute(f"UPDATE model_states SET {sets}, updated_at = ? WHERE alias = ?", (now, alias))
+        if s.retire_why is not None:
+            await _state(tx, alias, connection, now)
+            await tx.execute("UPDATE model_states SET pending_retire_at = COALESCE(pending_retire_at, ?),"
+                             " pending_why = ? WHERE alias = ?", (now, s.retire_why, alias))
+        if s.pause is not None:
+            await pause(tx, connection, *s.pause)
+        for kind, subject, message in s.alerts:
+            await raise_alert(tx, kind, subject, message)
+
+
+async def _state(tx: Transaction, alias: str, connection: str, now: float) -> None:
+    await tx.execute("INSERT INTO model_states (alias, connection, strikes, updated_at) VALUES (?, ?, 0, ?)"
+                     " ON CONFLICT (alias) DO UPDATE SET connection = excluded.connection,"
+                     " updated_at = excluded.updated_at", (alias, connection, now))
+
+
+async def rest(tx: Transaction, alias: str, connection: str, until: float, why: str) -> None:
+    await _state(tx, alias, connection, time.time())
+    await tx.execute("UPDATE model_states SET rest_until = ?, rest_why = ? WHERE alias = ?", (until, why, alias))
+
+
+async def _strike(tx: Transaction, alias: str, connection: str, strike: tuple[int, float, str], now: float) -> None:
+    limit, until, why = strike
+    await _state(tx, alias, connection, now)
+    await tx.execute("UPDATE model_states SET strikes = strikes + 1 WHERE alias = ?", (alias,))
+    row = await tx.fetchone("SELECT strikes FROM model_states WHERE alias = ?", (alias,))
+    if row is not None and row[0] >= limit:
+        await tx.execute("UPDATE model_states SET strikes = 0, rest_until = ?, rest_why = ? WHERE alias = ?",
+                         (until, why, alias))
+
+
+async def pause(tx: Transaction, connection: str, until: float, why: str) -> None:
+    await tx.execute("INSERT INTO connection_states (connection, paused_until, paused_why, updated_at)"
+                     " VALUES (?, ?, ?, ?) ON CONFLICT (connection) DO UPDATE SET paused_until = excluded.paused_until,"
+                     " paused_why = excluded.paused_why, updated_at = excluded.updated_at",
+                     (connection, until, why, time.time()))
+
+
+async def raise_alert(tx: Transaction, kind: str, subject: str, message: str) -> None:
+    """An alert, unless the same one is already open."""
+    open_one = await tx.fetchone("SELECT 1 FROM alerts WHERE kind = ? AND subject = ? AND cleared_at IS NULL",
+                                 (kind, subject))
+    if open_one is None:
+        await tx.execute("INSERT INTO alerts (at, kind, subject, message) VALUES (?, ?, ?, ?)",
+                         (time.time(), kind, subject, message[:1000]))
+
+
+async def open_alerts(db: Database) -> list[dict[str, Any]]:
+    rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts WHERE cleared_at IS NULL ORDER BY at")
+    return [dict(r) for r in rows]
+
+
+async def resume(db: Database, *, connection: str | None = None, alias: str | None = None) -> int:
+    """End a connection's pause or a model's rest now, and clear their alerts. Returns rows changed."""
+    now = time.time()
+    changed = 0
+    async with db.transaction() as tx:
+        if connection:
+            changed += await tx.execute("UPDATE connection_states SET paused_until = NULL, paused_why = NULL,"
+                                        " updated_at = ? WHERE connection = ? AND paused_until IS NOT NULL",
+                                        (now, connection))
+            await tx.execute("UPDATE alerts SET cleared_at = ? WHERE subject = ? AND kind IN ('auth', 'billing')"
+                             " AND cleared_at IS NULL", (now, connection))
+        if alias:
+            changed += await tx.execute("UPDATE model_states SET rest_until = NULL, rest_why = NULL, strikes = 0,"
+                                        " updated_at = ? WHERE alias = ? AND rest_until IS NOT NULL", (now, alias))
+    return changed
+
+
+# -- who is resting --
+
+async def resting_aliases(db: Database, now: float) -> list[str]:
+    """Models resting after a limit or failures, and every model on a paused connection."""
+    rows = await db.fetchall(
+        "SELECT alias FROM model_states WHERE rest_until > ? UNION SELECT m.alias FROM models m"
+        f" JOIN endpoints e ON e.name = m.endpoint JOIN connection_states c ON c.connection = {CONNECTION_OF}"
+        " WHERE c.paused_until > ?", (now, now))
+    return [r[0] for r in rows]
+
+
+async def rests(db: Database, now: float) -> list[dict[str, Any]]:
+    rows = await db.fetchall("SELECT alias, connection, rest_until, rest_why FROM model_states WHERE rest_until > ?"
+                             " ORDER BY connection, alias", (now,))
+    return [dict(r) for r in rows]
+
+
+async def pending_retirements(db: Database) -> list[dict[str, Any]]:
+    rows = await db.fetchall("SELECT alias, connection, pending_retire_at, pending_why FROM model_states"
+                             " WHERE pending_retire_at IS NOT NULL ORDER BY alias")
+    return [dict(r) for r in rows]
+
+
+async def pauses(db: Database, now: float) -> dict[str, dict[str, Any]]:
+    rows = await db.fetchall("SELECT connection, paused_until, paused_why FROM connection_states"
+                             " WHERE paused_until > ?", (now,))
+    return {r["connection"]: {"until": r["paused_until"], "why": r["paused_why"]} for r in rows}
+
+
+async def connections(db: Database) -> list[str]:
+    rows = await db.fetchall(f"SELECT DISTINCT {CONNECTION_OF} FROM endpoints e ORDER BY 1")
+    return [r[0] for r in rows]
