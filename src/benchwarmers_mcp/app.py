@@ -10,9 +10,9 @@ import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp import __version__, admin_api, mcp_server

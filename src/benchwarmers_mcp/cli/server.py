@@ -16,8 +16,15 @@ from benchwarmers_mcp.store import Database
 
 
 def serve(settings: Settings) -> int:
+    from benchwarmers_mcp.access_log import to_stderr
     from benchwarmers_mcp.app import create_app
+    from benchwarmers_mcp.security import startup_problems
 
+    problems = startup_problems(settings)
+    if problems:
+        print("benchwarmers: refusing to start:\n" + "\n".join(f"  - {p}" for p in problems), file=sys.stderr)
+        return 2
+    to_stderr()
     settings.home.mkdir(parents=True, exist_ok=True)
     print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)
     uvicorn.run(create_app(settings), host=settings.bind, port=settings.port, log_level="warning",

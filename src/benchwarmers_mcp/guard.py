@@ -1,0 +1,175 @@
+"""The guard: a pure ASGI middleware in front of every route (streams pass through untouched).
+
+In order, for each HTTP request:
+
+1. the Host must be on the allow-list (against DNS rebinding), else 403;
+2. a CORS preflight is answered 204 on a gateway route from an allowed origin, else 403;
+3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` is 403
+   (unless CORS allows the origin on a gateway route), a non-JSON type 415, a bad length 400/413;
+4. the route class decides the credential: a gateway key, the login cookie or admin token, or none;
+5. the access log gets one line, whatever happened.
+
+Each refusal is rendered by the route's own error renderer, so a client reads it in its own shape.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from benchwarmers_mcp import auth, gateway_keys
+from benchwarmers_mcp.access_log import AccessLog
+from benchwarmers_mcp.errors import BadRequest, BenchError, Forbidden, TooLarge, UnsupportedMediaType
+from benchwarmers_mcp.security import Policy, is_gemini, route_class
+from benchwarmers_mcp.settings import Settings
+
+log = logging.getLogger("benchwarmers.guard")
+
+RenderError = Callable[[str, BenchError], Response]
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+PLAIN_HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+EXPOSE = "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Overhead-Ms"
+
+
+@dataclass
+class Visit:
+    """One request as the access log and the CORS headers see it."""
+
+    method: str
+    path: str
+    started: float
+    status: int = 0
+    who: str = "-"
+    cors_origin: str | None = None
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, settings: Settings, render_error: RenderError,
+                 access_log: AccessLog | None = None) -> None:
+        self.app = app
+        self.policy = Policy.from_settings(settings)
+        self.render_error = render_error
+        self.access_log = access_log or AccessLog(secrets=[settings.admin_token])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await send({"type": "websocket.close", "code": 1008})  # no websocket routes exist
+            return
+        visit = Visit(scope["method"], scope["path"], time.perf_counter())
+        send = self._sending(visit, send)
+        try:
+            try:
+                answer = await self.screen(scope, visit)
+            except BenchError as e:
+                answer = self.refusal(scope["path"], e)
+            except Exception:
+                log.exception("the guard failed on %s %s", visit.method, scope["path"])
+                answer = self.refusal(scope["path"], BenchError("internal error in the guard"))
+            if answer is not None:
+                await answer(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+        finally:
+            self.access_log.write(visit.method, visit.path, visit.status or 500, visit.who,
+                                  time.perf_counter() - visit.started)
+
+    def _sending(self, visit: Visit, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                visit.status = message["status"]
+                if visit.cors_origin:
+                    headers = MutableHeaders(scope=message)
+                    headers["Access-Control-Allow-Origin"] = visit.cors_origin
+                    headers["Access-Control-Expose-Headers"] = EXPOSE
+                    headers.add_vary_header("Origin")
+            await send(message)
+
+        return sending
+
+    def refusal(self, path: str, error: BenchError) -> Response:
+        response = self.render_error(path, error)
+        response.headers.update(error.headers)
+        return response
+
+    async def screen(self, scope: Scope, visit: Visit) -> Response | None:
+        """None to let the request through; a Response to answer it here. Raises BenchError to refuse."""
+        headers = Headers(scope=scope)
+        path, method = scope["path"], scope["method"]
+        kind = route_class(path)
+        hosts = headers.getlist("host")
+        if len(hosts) != 1 or not self.policy.host_allowed(hosts[0].strip()):
+            raise Forbidden("unknown Host: this server answers only to its own names (127.0.0.1, localhost, "
+                            "[::1] with its port, BENCH_ALLOWED_HOSTS and the public URL's host)")
+        if any(part in (".", "..") for part in path.split("/")):
+            raise BadRequest("the path has '.' or '..' segments")
+        origin = headers.get("origin")
+        if kind == "gateway" and origin and self.policy.cors_allowed(origin):
+            visit.cors_origin = origin.strip()
+        if method == "OPTIONS" and "access-control-request-method" in headers:
+            return self.preflight(kind, visit, headers)
+        if method not in SAFE_METHODS:
+            self.check_write(headers, visit)
+        await self.authenticate(scope, headers, kind, visit)
+        return None
+
+    def preflight(self, kind: str, visit: Visit, headers: Headers) -> Response:
+        if kind != "gateway":
+            raise Forbidden("no cross-origin requests here: only gateway routes answer a CORS preflight")
+        if visit.cors_origin is None:
+            raise Forbidden("this origin may not call the gateway; list it in BENCH_ALLOWED_ORIGINS")
+        allow = ["Authorization", "Content-Type"]
+        for name in (headers.get("access-control-request-headers") or "").split(","):
+            name = name.strip()
+            if PLAIN_HEADER.match(name) and name.lower() not in {a.lower() for a in allow}:
+                allow.append(name)
+        return Response(status_code=204, headers={
+            "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+            "Access-Control-Allow-Headers": ", ".join(allow),
+            "Access-Control-Max-Age": "600",
+        })
+
+    def check_write(self, headers: Headers, visit: Visit) -> None:
+        cors = visit.cors_origin is not None
+        if (headers.get("sec-fetch-site") or "").strip().lower() == "cross-site" and not cors:
+            raise Forbidden("cross-site request refused: writes must come from this server's own pages "
+                            "or from a program")
+        origin = headers.get("origin")
+        if origin is not None and not cors and not self.policy.same_origin(origin.strip()):
+            raise Forbidden("foreign Origin refused: list it in BENCH_ALLOWED_ORIGINS to call the gateway "
+                            "from a browser app")
+        ctype = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+        if ctype != "application/json":
+            raise UnsupportedMediaType("Content-Type must be application/json")
+        lengths = headers.getlist("content-length")
+        if len(lengths) > 1 or (lengths and not lengths[0].strip().isdigit()):
+            raise BadRequest("Content-Length is not a single number")
+        if lengths and int(lengths[0]) > self.policy.max_body:
+            raise TooLarge(f"the body is over {self.policy.max_body:,} bytes")
+
+    async def authenticate(self, scope: Scope, headers: Headers, kind: str, visit: Visit) -> None:
+        if kind == "open":
+            visit.who = "anyone"
+        elif kind == "admin":
+            token = self.policy.admin_token
+            visit.who = auth.admin_who(token, headers, time.time()) if token else "local"
+        elif not self.policy.keys_required:
+            visit.who = "local"
+        else:
+            ctx = getattr(getattr(scope.get("app"), "state", None), "ctx", None)
+            if ctx is None:
+                raise BenchError("the server is still starting")
+            key = await gateway_keys.judge(ctx.db, headers, scope.get("query_string", b""),
+                                           gemini=is_gemini(scope["path"]))
+            state = scope.setdefault("state", {})
+            state["key_name"] = key.name
+            state["gateway_key"] = key
+            visit.who = f"key:{key.name}"

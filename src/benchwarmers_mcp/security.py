@@ -1,0 +1,180 @@
+"""Who may call: the policy read from Settings, the route classes, and the start-up refusal.
+
+Authentication is decided by the route, never by what a request carries:
+
+- **gateway** routes (``/v1/…``, ``/v1beta/…``, ``/bench/…``, Ollama's ``/api/`` names, ``/mcp``)
+  take gateway keys when keys are required (``BENCHWARMERS_REQUIRE_KEYS`` or an admin token);
+- **admin** routes (everything else: the admin API and the dashboard) take the login cookie or
+  the admin token as Bearer when ``BENCHWARMERS_ADMIN_TOKEN`` is set;
+- **open** routes (``/health``, ``/login``, ``/logout``) take nothing.
+
+Every request, whatever its class, passes the Host allow-list and, when it writes, the
+same-origin JSON checks (guard.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from benchwarmers_mcp.settings import Settings
+
+MIN_TOKEN = 16
+OLLAMA_NAMES = frozenset({"chat", "generate", "show", "tags", "version", "ps"})
+GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/bench/")
+GATEWAY_EXACT = frozenset({"/v1", "/v1beta", "/bench", "/mcp", "/chat/completions", "/models"})
+OPEN_EXACT = frozenset({"/health", "/login", "/logout"})
+HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
+
+
+def normal_path(path: str) -> str:
+    """Duplicate and trailing slashes folded, as the router's neighbours see them."""
+    folded = re.sub(r"/{2,}", "/", path or "/")
+    return folded.rstrip("/") or "/"
+
+
+def route_class(path: str) -> str:
+    """``gateway``, ``admin`` or ``open``."""
+    p = normal_path(path)
+    if p in OPEN_EXACT:
+        return "open"
+    if p in GATEWAY_EXACT or p.startswith(GATEWAY_PREFIXES) or p.startswith("/models/"):
+        return "gateway"
+    if p.startswith("/api/") and p[len("/api/"):] in OLLAMA_NAMES:
+        return "gateway"
+    return "admin"
+
+
+def is_gemini(path: str) -> bool:
+    p = normal_path(path)
+    return p == "/v1beta" or p.startswith("/v1beta/")
+
+
+def is_loopback(bind: str) -> bool:
+    name = bind.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _has_port(host: str) -> bool:
+    return bool(re.search(r":\d{1,5}$", host)) and not host.endswith("]")
+
+
+def _hosts(settings: Settings) -> frozenset[str]:
+    port = settings.port
+    hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    if port == 80:
+        hosts |= {"127.0.0.1", "localhost", "[::1]"}
+    for entry in settings.allowed_hosts:
+        h = entry.strip().lower()
+        hosts |= {h} if _has_port(h) else {h, f"{h}:{port}"}
+    if settings.public_url:
+        parts = urlsplit(settings.public_url)
+        netloc, default = parts.netloc.lower(), 443 if parts.scheme == "https" else 80
+        hosts.add(netloc)
+        if _has_port(netloc):
+            if netloc.endswith(f":{default}"):
+                hosts.add(netloc.rsplit(":", 1)[0])
+        else:
+            hosts.add(f"{netloc}:{default}")
+    return frozenset(hosts)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the guard enforces, computed once from Settings."""
+
+    hosts: frozenset[str]
+    cors_origins: frozenset[str]
+    admin_token: str | None
+    keys_required: bool
+    secure_cookie: bool
+    max_body: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Policy:
+        return cls(
+            hosts=_hosts(settings),
+            cors_origins=frozenset(o.strip().rstrip("/").lower() for o in settings.allowed_origins),
+            admin_token=settings.admin_token,
+            keys_required=bool(settings.require_keys or settings.admin_token),
+            secure_cookie=bool(settings.public_url and settings.public_url.lower().startswith("https://")),
+            max_body=settings.max_body,
+        )
+
+    def host_allowed(self, host: str) -> bool:
+        return host.lower() in self.hosts
+
+    def same_origin(self, origin: str) -> bool:
+        """An Origin naming one of this server's own allowed hosts."""
+        parts = urlsplit(origin.lower())
+        if parts.scheme not in ("http", "https") or parts.path or parts.query:
+            return False
+        return parts.netloc in self.hosts
+
+    def cors_allowed(self, origin: str) -> bool:
+        return origin.strip().rstrip("/").lower() in self.cors_origins
+
+
+def public_url_problem(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "BENCHWARMERS_PUBLIC_URL must be http(s)://host[:port]"
+    if parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc:
+        return "BENCHWARMERS_PUBLIC_URL must be http(s)://host[:port] with no path, query or user (no path prefix)"
+    try:
+        _ = parts.port  # raises on a bad port
+    except ValueError:
+        return "BENCHWARMERS_PUBLIC_URL has a bad port"
+    return None
+
+
+def _origin_problem(origin: str) -> str | None:
+    if origin.strip() == "*":
+        return "BENCH_ALLOWED_ORIGINS lists origins one by one; '*' is never allowed"
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        return f"BENCH_ALLOWED_ORIGINS entries are origins like https://app.example.com (bad: {origin[:80]!r})"
+    return None
+
+
+def startup_problems(settings: Settings) -> list[str]:
+    """Why this configuration must not serve (empty when it may). Never quotes a secret."""
+    problems = []
+    token = settings.admin_token or ""
+    if not is_loopback(settings.bind) and not token:
+        problems.append(f"BENCH_BIND={settings.bind} is beyond loopback: set BENCHWARMERS_ADMIN_TOKEN "
+                        f"({MIN_TOKEN} or more characters) so the dashboard wants a login and the gateway keys")
+    if token and len(token) < MIN_TOKEN:
+        problems.append(f"BENCHWARMERS_ADMIN_TOKEN is shorter than {MIN_TOKEN} characters; the length is "
+                        "the only defence against guessing, so use a longer one")
+    if settings.public_url:
+        problem = public_url_problem(settings.public_url)
+        if problem:
+            problems.append(problem)
+    for entry in settings.allowed_hosts:
+        if not HOST_RE.match(entry.strip().lower()):
+            problems.append(f"BENCH_ALLOWED_HOSTS entries are host names with an optional port "
+                            f"(bad: {entry[:80]!r})")
+    problems += [p for p in map(_origin_problem, settings.allowed_origins) if p]
+    return problems
+
+
+def describe(settings: Settings) -> dict:
+    """The Settings view: whether each secret is set, never its value."""
+    return {
+        "admin_token_set": bool(settings.admin_token),
+        "require_keys": bool(settings.require_keys),
+        "keys_required": bool(settings.require_keys or settings.admin_token),
+        "bind": settings.bind,
+        "port": settings.port,
+        "allowed_hosts": list(settings.allowed_hosts),
+        "allowed_origins": list(settings.allowed_origins),
+        "public_url": settings.public_url,
+    }

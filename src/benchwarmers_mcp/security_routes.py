@@ -1,0 +1,128 @@
+"""Admin routes for security: gateway keys, the login, and the Server-and-access view.
+
+``POST /api/gateway-key`` makes a key and shows it once; ``GET /api/gateway-keys`` lists names
+and hints (never a key); ``POST /api/gateway-key/remove`` revokes at once. ``POST /login`` trades
+the admin token for the session cookie, ``POST /logout`` clears it. ``GET /api/security`` says
+whether each secret is set, never its value. The guard has already checked who may call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from benchwarmers_mcp import auth, gateway_keys
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unauthorized
+from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.security import Policy, describe, startup_problems
+from benchwarmers_mcp.store import keys as key_store
+
+log = logging.getLogger("benchwarmers.security")
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _shaped(handler: Handler) -> Handler:
+    """Every failure leaves in the shape the route's family uses."""
+
+    async def shaped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except BenchError as e:
+            response = render_error_for(request.url.path, e)
+            response.headers.update(e.headers)
+            return response
+        except Exception:
+            log.exception("unexpected failure on %s %s", request.method, request.url.path)
+            return render_error_for(request.url.path, BenchError("internal error; the server log has the details"))
+
+    shaped.__name__ = handler.__name__
+    return shaped
+
+
+def _ctx(request: Request) -> Context:
+    return request.app.state.ctx
+
+
+@_shaped
+async def create_key(request: Request) -> Response:
+    ctx = _ctx(request)
+    body = await read_json(request, ctx.settings.max_body)
+    key, secret = await gateway_keys.create(ctx.db, body.get("name"), body.get("collections"), body.get("rpm"))
+    shown = key.public()
+    return JSONResponse({"name": key.name, "key": secret, "hint": key.hint, "collections": shown["collections"],
+                         "rpm": key.rpm, "created": shown["created"]},
+                        headers={"Cache-Control": "no-store"})
+
+
+@_shaped
+async def list_keys(request: Request) -> Response:
+    return JSONResponse({"keys": [k.public() for k in await key_store.list_all(_ctx(request).db)]})
+
+
+@_shaped
+async def remove_key(request: Request) -> Response:
+    ctx = _ctx(request)
+    name = (await read_json(request, ctx.settings.max_body)).get("name")
+    if not isinstance(name, str) or not name:
+        raise BadRequest('send {"name": "<key name>"}')
+    if not await key_store.remove(ctx.db, name):
+        raise NotFound(f"no gateway key named {name[:40]!r}")
+    return JSONResponse({"ok": True, "removed": name})
+
+
+@_shaped
+async def security_view(request: Request) -> Response:
+    return JSONResponse(describe(_ctx(request).settings))
+
+
+@_shaped
+async def login(request: Request) -> Response:
+    settings = _ctx(request).settings
+    body = await read_json(request, settings.max_body)
+    token = settings.admin_token
+    if not token:
+        raise BadRequest("no admin token is set on this server, so there is no login: the dashboard is open "
+                         "on loopback")
+    given = body.get("token")
+    if not isinstance(given, str) or not given:
+        raise BadRequest('send {"token": "<BENCHWARMERS_ADMIN_TOKEN>"}')
+    if not auth.token_matches(given, token):
+        raise Unauthorized("wrong admin token", headers=dict(auth.CHALLENGE))
+    now = time.time()
+    response = JSONResponse({"ok": True, "expires": auth.expiry_from(now)}, headers={"Cache-Control": "no-store"})
+    auth.set_session(response, token, secure=Policy.from_settings(settings).secure_cookie, now=now)
+    return response
+
+
+@_shaped
+async def logout(request: Request) -> Response:
+    settings = _ctx(request).settings
+    response = JSONResponse({"ok": True})
+    auth.clear_session(response, secure=Policy.from_settings(settings).secure_cookie)
+    return response
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/api/gateway-key", create_key, methods=["POST"]),
+        Route("/api/gateway-keys", list_keys, methods=["GET"]),
+        Route("/api/gateway-key/remove", remove_key, methods=["POST"]),
+        Route("/api/security", security_view, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+    ]
+
+
+def install(ctx: Context) -> None:
+    """The lifespan hook: refuse an unsafe configuration, then hand the faces the scope checks."""
+    problems = startup_problems(ctx.settings)
+    if problems:
+        raise RuntimeError("refusing to start: " + "; ".join(problems))
+    gateway_keys.install(ctx)
