@@ -1,0 +1,292 @@
+"""Anthropic Messages: ``POST /v1/messages`` (whole and streamed) and
+``POST /v1/messages/count_tokens``. The key may come as ``x-api-key`` or Bearer (SDK 2.x) and
+either ``anthropic-version`` is accepted: the security layer judges keys, this face never does.
+
+Every SSE event carries an ``event:`` line (the SDK drops events without one); keep-alives are
+``ping`` events and ``message_delta`` carries ``usage`` (the SDK's helper needs it) and ``bench``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
+from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, tokens
+from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
+from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.tool_ids import arguments_text
+from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult
+from benchwarmers_mcp.panel import PanelRun
+
+SAMPLING = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop"}
+IGNORED_BLOCKS = ("thinking", "redacted_thinking")
+SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+                 "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "mcp_tool_use",
+                 "mcp_tool_result", "container_upload", "tool_search_tool_result", "search_result")
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error"}
+
+
+# ---- parse -------------------------------------------------------------------------------------
+
+def _image(block: dict[str, Any], where: str) -> Image:
+    source = block.get("source")
+    if not isinstance(source, dict):
+        raise BadRequest(f"{where}.source must be an object")
+    kind = source.get("type")
+    if kind == "base64":
+        return images.from_base64(source.get("data"), source.get("media_type"), where)
+    if kind == "url":
+        return images.parse_image_url(source.get("url"), f"{where}.source.url")
+    if kind == "file":
+        raise Unsupported(f"{where}: images given as uploaded file ids are not supported; send base64 or a URL")
+    raise BadRequest(f"{where}.source.type must be base64 or url")
+
+
+def _blocks(content: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
+    if isinstance(content, str):
+        return [("text", {"type": "text", "text": content})]
+    if not isinstance(content, list):
+        raise BadRequest(f"{where}.content must be a string or a list of content blocks")
+    out = []
+    for i, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise BadRequest(f"{where}.content[{i}] must be a content block with a type")
+        out.append((f"{where}.content[{i}]", block))
+    return out
+
+
+def _common(block: dict[str, Any], where: str) -> Part | None:
+    """Blocks either role may carry: text, images; thinking is dropped; the rest refused."""
+    kind = block["type"]
+    if kind == "text":
+        if not isinstance(block.get("text"), str):
+            raise BadRequest(f"{where}.text must be a string")
+        return Text(block["text"])
+    if kind == "image":
+        return _image(block, where)
+    if kind in IGNORED_BLOCKS:
+        return None
+    if kind == "document":
+        raise Unsupported(f"{where}: document (PDF or file) blocks are not supported; send text or images")
+    if kind in SERVER_BLOCKS:
+        raise Unsupported(f"{where}: {kind} blocks belong to Anthropic's hosted tools, which are not supported")
+    raise BadRequest(f"{where}: unknown content block type {kind!r}")
+
+
+def _tool_result(block: dict[str, Any], where: str) -> tuple[ToolResult, list[Image]]:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise BadRequest(f"{where}.tool_use_id must be a string")
+    content = block.get("content")
+    texts: list[str] = []
+    pictures: list[Image] = []
+    if content is not None:
+        for inner_where, inner in _blocks(content, where):
+            part = _common(inner, inner_where)
+            if isinstance(part, Text):
+                texts.append(part.text)
+            elif isinstance(part, Image):
+                pictures.append(part)
+    return ToolResult(call_id, "\n".join(texts), is_error=block.get("is_error") is True), pictures
+
+
+def _user_turn(content: Any, where: str) -> list[Message]:
+    """Tool results become tool messages; their images and the rest follow as one user message."""
+    results: list[Message] = []
+    parts: list[Part] = []
+    for block_where, block in _blocks(content, where):
+        if block["type"] == "tool_result":
+            result, pictures = _tool_result(block, block_where)
+            results.append(Message("tool", (result,)))
+            parts.extend(pictures)
+        elif block["type"] == "tool_use":
+            raise BadRequest(f"{block_where}: tool_use blocks belong in assistant turns")
+        else:
+            part = _common(block, block_where)
+            if part is not None:
+                parts.append(part)
+    return results + ([Message("user", tuple(parts))] if parts else [])
+
+
+def _assistant_turn(content: Any, where: str) -> Message:
+    parts: list[Part] = []
+    for block_where, block in _blocks(content, where):
+        if block["type"] == "tool_use":
+            if not isinstance(block.get("name"), str) or not isinstance(block.get("id"), str):
+                raise BadRequest(f"{block_where} needs an id and a name")
+            parts.append(ToolCall(block["id"], block["name"], arguments_text(block.get("input"), f"{block_where}.input")))
+        elif block["type"] == "tool_result":
+            raise BadRequest(f"{block_where}: tool_result blocks belong in user turns")
+        else:
+            part = _common(block, block_where)
+            if isinstance(part, Text):
+                parts.append(part)
+            elif isinstance(part, Image):
+                raise BadRequest(f"{block_where}: an assistant turn cannot carry an image")
+    return Message("assistant", tuple(parts))
+
+
+def parse_messages(raw: Any) -> tuple[Message, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise BadRequest("messages must be a non-empty list")
+    out: list[Message] = []
+    for i, m in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(m, dict):
+            raise BadRequest(f"{where} must be an object")
+        if m.get("role") == "user":
+            out.extend(_user_turn(m.get("content"), where))
+        elif m.get("role") == "assistant":
+            out.append(_assistant_turn(m.get("content"), where))
+        else:
+            raise BadRequest(f"{where}.role must be user or assistant (the system prompt is the top-level system)")
+    if not any(m.role in ("user", "tool") for m in out):
+        raise BadRequest("messages has no user content")
+    return tuple(out)
+
+
+def parse_system(raw: Any) -> str | None:
+    if raw is None or raw == "" or raw == []:
+        return None
+    if isinstance(raw, str):
+        return raw
+    if not isinstance(raw, list):
+        raise BadRequest("system must be a string or a list of text blocks")
+    texts = []
+    for i, block in enumerate(raw):
+        if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
+            raise BadRequest(f"system[{i}] must be a text block")
+        texts.append(block["text"])
+    return "\n\n".join(texts)
+
+
+def parse_tools(raw: Any) -> tuple[Tool, ...]:
+    if raw is None or raw == []:
+        return ()
+    if not isinstance(raw, list):
+        raise BadRequest("tools must be a list")
+    tools = []
+    for i, t in enumerate(raw):
+        if not isinstance(t, dict):
+            raise BadRequest(f"tools[{i}] must be an object")
+        kind = t.get("type", "custom")
+        if kind != "custom":
+            raise Unsupported(f"tools[{i}]: Anthropic's hosted tool {kind!r} is not supported; define your own tools")
+        if not isinstance(t.get("name"), str) or not t["name"]:
+            raise BadRequest(f"tools[{i}].name must be a string")
+        schema = t.get("input_schema")
+        tools.append(Tool(t["name"], str(t.get("description") or ""),
+                          schema if isinstance(schema, dict) else {"type": "object", "properties": {}}))
+    return tuple(tools)
+
+
+def parse_tool_choice(raw: Any) -> tuple[Any, bool | None]:
+    """Anthropic's tool_choice in OpenAI's terms, plus parallel_tool_calls."""
+    if raw is None:
+        return None, None
+    if not isinstance(raw, dict) or raw.get("type") not in ("auto", "any", "none", "tool"):
+        raise BadRequest("tool_choice must be {\"type\": \"auto\" | \"any\" | \"none\" | \"tool\"}")
+    parallel = False if raw.get("disable_parallel_tool_use") is True else None
+    kind = raw["type"]
+    if kind == "tool":
+        if not isinstance(raw.get("name"), str):
+            raise BadRequest("tool_choice.name must be a string")
+        return {"type": "function", "function": {"name": raw["name"]}}, parallel
+    return {"auto": "auto", "any": "required", "none": "none"}[kind], parallel
+
+
+def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
+    collection, suffix = split_model(body.get("model"))
+    reply, nominees = body_reply(body)
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("stream must be true or false")
+    tool_choice, parallel = parse_tool_choice(body.get("tool_choice"))
+    return Ask(
+        collection=collection, messages=parse_messages(body.get("messages")), system=parse_system(body.get("system")),
+        reply=resolve_reply(reply, suffix), with_=nominees, stream=stream, tools=parse_tools(body.get("tools")),
+        tool_choice=tool_choice, parallel_tool_calls=parallel, options=options.pick(body, SAMPLING),
+        model_name=str(body["model"]), dialect="anthropic", key_name=key_name,
+    )
+
+
+# ---- render ------------------------------------------------------------------------------------
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
+    text = panel_view.content(run)
+    usage = tokens.panel_usage(run, ask, text)
+    return {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": _usage(usage.input_tokens, usage.output_tokens), "bench": panel_view.bench_field(run)}
+
+
+def event(kind: str, **data: Any) -> bytes:
+    return sse({"type": kind, **data}, event=kind)
+
+
+async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
+    start = {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
+             "content": [], "stop_reason": None, "stop_sequence": None, "usage": _usage(tokens.count(ask), 0)}
+    yield event("message_start", message=start)
+    yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
+    sent: list[str] = []
+    try:
+        async for piece in panel_stream.pieces(run, keepalive):
+            if piece is None:
+                yield event("ping")
+                continue
+            sent.append(piece)
+            yield event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+        yield event("content_block_stop", index=0)
+        usage = tokens.panel_usage(run, ask, "".join(sent))
+        yield event("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},
+                    usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+                    bench=panel_view.bench_field(run))
+        yield event("message_stop")
+    except Exception as e:
+        yield event("error", error=error_body(panel_stream.as_bench_error(e))["error"])
+
+
+def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
+    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    if ask.stream:
+        return StreamingResponse(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, **headers})
+    return JSONResponse(message(run, ask), headers=headers)
+
+
+def error_body(error: BenchError) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": ERROR_TYPES.get(error.status, "api_error"), "message": error.message}}
+
+
+def render_error(error: BenchError) -> Response:
+    return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
+
+
+DIALECT = Dialect("anthropic", parse, respond, render_error)
+
+
+@guarded(render_error)
+async def messages(request: Request) -> Response:
+    return await handle_ask(request, DIALECT)
+
+
+@guarded(render_error)
+async def count_tokens(request: Request) -> Response:
+    body = await read_json(request, request.app.state.ctx.settings.max_body)
+    ask = parse({**body, "stream": False}, key_name(request))
+    return JSONResponse({"input_tokens": await tokens.counted(request, ask)})

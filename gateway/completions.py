@@ -1,0 +1,117 @@
+"""Legacy OpenAI completions: ``POST /v1/completions`` (also ``/completions``), one prompt only.
+
+A list of several prompts, or token ids, is refused rather than answered for the first one.
+``suffix`` (insertion) and ``echo`` would change what the answer means, so they are refused too.
+Streamed as ``text_completion`` chunks; the last one carries ``bench``, then ``data: [DONE]``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
+from benchwarmers_mcp.gateway import options, panel_stream, panel_view, retry, tokens
+from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
+from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.messages import Ask, Message, Text
+from benchwarmers_mcp.panel import PanelRun
+
+SAMPLING = {name: name for name in ("max_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
+                                    "frequency_penalty", "n")}
+
+
+def parse_prompt(raw: Any) -> str:
+    if isinstance(raw, list):
+        if len(raw) == 1 and isinstance(raw[0], str):
+            raw = raw[0]
+        elif raw and all(isinstance(t, int) and not isinstance(t, bool) for t in raw):
+            raise Unsupported("prompt as token ids is not supported; send the prompt as text")
+        elif len(raw) > 1:
+            raise Unsupported("more than one prompt is not supported: a panel answers one prompt per request")
+    if not isinstance(raw, str) or not raw:
+        raise BadRequest("prompt must be a non-empty string")
+    return raw
+
+
+def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
+    collection, suffix = split_model(body.get("model"))
+    reply, nominees = body_reply(body)
+    prompt = parse_prompt(body.get("prompt"))
+    if body.get("suffix"):
+        raise Unsupported("suffix (insertion) is not supported on a panel; send the whole prompt")
+    if body.get("echo") is True:
+        raise Unsupported("echo is not supported on a panel; the answer never repeats the prompt")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("stream must be true or false")
+    return Ask(collection=collection, messages=(Message("user", (Text(prompt),)),),
+               reply=resolve_reply(reply, suffix), with_=nominees, stream=stream,
+               options=options.pick(body, SAMPLING), model_name=str(body["model"]), dialect="completions",
+               key_name=key_name)
+
+
+class Chunks:
+    def __init__(self, model: str) -> None:
+        self.id = f"cmpl-{secrets.token_hex(12)}"
+        self.created = int(time.time())
+        self.model = model
+
+    def body(self, text: str, finish: str | None, **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "object": "text_completion", "created": self.created, "model": self.model,
+                "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}], **extra}
+
+
+def _usage(run: PanelRun, ask: Ask, text: str) -> dict[str, int]:
+    usage = tokens.panel_usage(run, ask, text)
+    return {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
+            "total_tokens": usage.total}
+
+
+async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
+    out = Chunks(ask.model_name)
+    sent: list[str] = []
+    try:
+        async for piece in panel_stream.pieces(run, keepalive):
+            if piece is None:
+                yield KEEPALIVE_COMMENT
+                continue
+            sent.append(piece)
+            yield sse(out.body(piece, None))
+        yield sse(out.body("", "stop", usage=_usage(run, ask, "".join(sent)), bench=panel_view.bench_field(run)))
+    except Exception as e:
+        yield sse(error_body(panel_stream.as_bench_error(e)))
+    yield b"data: [DONE]\n\n"
+
+
+def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
+    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    if ask.stream:
+        return StreamingResponse(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
+                                 headers={**SSE_HEADERS, **headers})
+    text = panel_view.content(run)
+    reply = Chunks(ask.model_name).body(text, "stop", usage=_usage(run, ask, text), bench=panel_view.bench_field(run))
+    return JSONResponse(reply, headers=headers)
+
+
+def error_body(error: BenchError) -> dict[str, Any]:
+    return {"error": {"message": error.message, "type": "bench_gateway", "code": error.status}}
+
+
+def render_error(error: BenchError) -> Response:
+    return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
+
+
+DIALECT = Dialect("completions", parse, respond, render_error)
+
+
+@guarded(render_error)
+async def completions(request: Request) -> Response:
+    return await handle_ask(request, DIALECT)

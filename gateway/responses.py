@@ -1,0 +1,343 @@
+"""OpenAI Responses: ``POST /v1/responses``, whole and streamed as typed events numbered with
+``sequence_number`` and ending at ``response.completed`` (which carries ``bench``).
+
+Nothing is stored, so ``previous_response_id`` and ``conversation`` are refused and ``store`` is
+answered ``false``. A custom tool (Codex's free-form ``apply_patch``) is read as a function
+taking one string, ``input``; its calls keep ``kind="custom"`` with arguments ``{"input": ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
+from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, tokens
+from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
+from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.panel import PanelRun
+
+SAMPLING = {"max_output_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p"}
+HOSTED_TOOLS = ("web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11",
+                "file_search", "code_interpreter", "computer_use_preview", "computer", "image_generation",
+                "local_shell", "shell", "mcp", "apply_patch", "tool_search")
+HOSTED_ITEMS = ("web_search_call", "file_search_call", "computer_call", "computer_call_output",
+                "code_interpreter_call", "image_generation_call", "local_shell_call", "local_shell_call_output",
+                "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output", "mcp_call",
+                "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "tool_search_call",
+                "tool_search_output")
+CUSTOM_PARAMETERS = {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
+
+
+# ---- parse -------------------------------------------------------------------------------------
+
+def _part(part: Any, where: str) -> Part:
+    if isinstance(part, str):
+        return Text(part)
+    if not isinstance(part, dict):
+        raise BadRequest(f"{where} must be an object")
+    kind = part.get("type")
+    if kind in ("input_text", "output_text", "text", "refusal"):
+        text = part.get("refusal" if kind == "refusal" else "text")
+        if not isinstance(text, str):
+            raise BadRequest(f"{where}.text must be a string")
+        return Text(text)
+    if kind == "input_image":
+        if part.get("file_id"):
+            raise Unsupported(f"{where}: images given as uploaded file ids are not supported; send image_url")
+        return images.parse_image_url(part.get("image_url"), f"{where}.image_url")
+    if kind in ("input_file", "input_audio", "file"):
+        raise Unsupported(f"{where}: {kind} parts (PDFs, audio, files) are not supported; send text or images")
+    raise BadRequest(f"{where}: unknown content part type {kind!r}")
+
+
+def _parts(content: Any, where: str, field: str = "content") -> list[Part]:
+    if isinstance(content, str):
+        return [Text(content)]
+    if not isinstance(content, list):
+        raise BadRequest(f"{where}.{field} must be a string or a list of parts")
+    return [_part(p, f"{where}.{field}[{i}]") for i, p in enumerate(content)]
+
+
+def _call_id(item: dict[str, Any], where: str) -> str:
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise BadRequest(f"{where}.call_id must be a string")
+    return call_id
+
+
+def _tool_call(item: dict[str, Any], where: str) -> ToolCall:
+    if not isinstance(item.get("name"), str):
+        raise BadRequest(f"{where}.name must be a string")
+    if item["type"] == "custom_tool_call":
+        if not isinstance(item.get("input"), str):
+            raise BadRequest(f"{where}.input must be a string")
+        return ToolCall(_call_id(item, where), item["name"], json.dumps({"input": item["input"]}), kind="custom")
+    arguments = item.get("arguments", "{}")
+    if not isinstance(arguments, str):
+        raise BadRequest(f"{where}.arguments must be a JSON string")
+    return ToolCall(_call_id(item, where), item["name"], arguments or "{}")
+
+
+def _tool_output(item: dict[str, Any], where: str) -> tuple[Message, list[Image]]:
+    output = item.get("output")
+    parts = _parts(output if output is not None else "", where, "output")
+    text = "\n".join(p.text for p in parts if isinstance(p, Text))
+    pictures = [p for p in parts if isinstance(p, Image)]
+    return Message("tool", (ToolResult(_call_id(item, where), text),)), pictures
+
+
+def _message(item: dict[str, Any], where: str, system: list[str]) -> Message | None:
+    role = item.get("role")
+    parts = _parts(item.get("content"), where)
+    if role in ("system", "developer"):
+        system.extend(p.text for p in parts if isinstance(p, Text))
+        return None
+    if role == "user":
+        return Message("user", tuple(parts))
+    if role == "assistant":
+        if any(isinstance(p, Image) for p in parts):
+            raise BadRequest(f"{where}: an assistant message cannot carry an image")
+        return Message("assistant", tuple(parts))
+    raise BadRequest(f"{where}.role must be user, assistant, system or developer")
+
+
+def _item(item: Any, where: str, system: list[str], out: list[Message]) -> None:
+    if not isinstance(item, dict):
+        raise BadRequest(f"{where} must be an object")
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind == "message":
+        message = _message(item, where, system)
+        if message is not None:
+            out.append(message)
+    elif kind in ("function_call", "custom_tool_call"):
+        call = _tool_call({**item, "type": kind}, where)
+        if out and out[-1].role == "assistant":
+            out[-1] = Message("assistant", (*out[-1].parts, call))
+        else:
+            out.append(Message("assistant", (call,)))
+    elif kind in ("function_call_output", "custom_tool_call_output"):
+        result, pictures = _tool_output(item, where)
+        out.append(result)
+        if pictures:
+            out.append(Message("user", tuple(pictures)))
+    elif kind == "reasoning":
+        return
+    elif kind == "item_reference":
+        raise Unsupported(f"{where}: item_reference needs stored items, and nothing is stored; send the items")
+    elif kind in HOSTED_ITEMS:
+        raise Unsupported(f"{where}: {kind} items belong to OpenAI's hosted tools, which are not supported")
+    else:
+        raise BadRequest(f"{where}: unknown input item type {kind!r}")
+
+
+def parse_input(raw: Any, instructions: Any) -> tuple[str | None, tuple[Message, ...]]:
+    if instructions is not None and not isinstance(instructions, str):
+        raise BadRequest("instructions must be a string")
+    system = [instructions] if instructions else []
+    out: list[Message] = []
+    if isinstance(raw, str) and raw:
+        out.append(Message("user", (Text(raw),)))
+    elif isinstance(raw, list):
+        for i, item in enumerate(raw):
+            _item(item, f"input[{i}]", system, out)
+    else:
+        raise BadRequest("input must be a non-empty string or a list of items")
+    if not any(m.role in ("user", "tool") for m in out):
+        raise BadRequest("input has no user message")
+    return ("\n\n".join(system) if system else None), tuple(out)
+
+
+def _tool(t: Any, where: str) -> Tool:
+    if not isinstance(t, dict):
+        raise BadRequest(f"{where} must be an object")
+    kind = t.get("type")
+    if kind in HOSTED_TOOLS or (isinstance(kind, str) and kind.startswith(("web_search", "computer"))):
+        raise Unsupported(f"{where}: OpenAI's hosted tool {kind!r} is not supported; define function tools")
+    if kind not in ("function", "custom"):
+        raise BadRequest(f"{where}.type must be function or custom")
+    if not isinstance(t.get("name"), str) or not t["name"]:
+        raise BadRequest(f"{where}.name must be a string")
+    description = str(t.get("description") or "")
+    if kind == "custom":
+        fmt = t.get("format")
+        if isinstance(fmt, dict) and fmt.get("type") == "grammar":
+            description += (f"\n\nThe input must follow this {fmt.get('syntax', '')} grammar:\n"
+                            f"{fmt.get('definition', '')}").rstrip()
+        return Tool(t["name"], description.strip(), CUSTOM_PARAMETERS, kind="custom")
+    params = t.get("parameters")
+    return Tool(t["name"], description, params if isinstance(params, dict) else {"type": "object", "properties": {}})
+
+
+def parse_tools(raw: Any) -> tuple[Tool, ...]:
+    if raw is None or raw == []:
+        return ()
+    if not isinstance(raw, list):
+        raise BadRequest("tools must be a list")
+    return tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(raw))
+
+
+def parse_tool_choice(raw: Any) -> Any:
+    if raw is None or raw in ("auto", "none", "required"):
+        return raw
+    if isinstance(raw, dict) and raw.get("type") in ("function", "custom") and isinstance(raw.get("name"), str):
+        return {"type": "function", "function": {"name": raw["name"]}}
+    if isinstance(raw, dict) and raw.get("type") in HOSTED_TOOLS:
+        raise Unsupported(f"tool_choice: OpenAI's hosted tool {raw['type']!r} is not supported")
+    raise BadRequest("tool_choice must be auto, none, required or {\"type\": \"function\", \"name\": ...}")
+
+
+def parse_text_format(raw: Any) -> dict[str, Any] | None:
+    fmt = raw.get("format") if isinstance(raw, dict) else None
+    if not isinstance(fmt, dict) or fmt.get("type") in (None, "text"):
+        return None
+    if fmt.get("type") == "json_schema":
+        return options.json_schema_format(fmt.get("schema"), str(fmt.get("name") or "response"))
+    return {"type": "json_object"}
+
+
+def _refuse_state(body: dict[str, Any]) -> None:
+    if body.get("previous_response_id") is not None:
+        raise BadRequest("previous_response_id is not supported: nothing is stored (store is always false); "
+                         "send the whole conversation in input")
+    if body.get("conversation") is not None:
+        raise BadRequest("conversation is not supported: nothing is stored; send the whole conversation in input")
+    if body.get("background") is True:
+        raise Unsupported("background responses need storage, and nothing is stored; call without background")
+    if body.get("prompt") is not None:
+        raise Unsupported("stored prompt templates (prompt) are not supported; send instructions and input")
+
+
+def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
+    collection, suffix = split_model(body.get("model"))
+    reply, nominees = body_reply(body)
+    _refuse_state(body)
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("stream must be true or false")
+    system, messages = parse_input(body.get("input"), body.get("instructions"))
+    opts = options.pick(body, SAMPLING)
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("effort") is not None:
+        opts.update(options.pick(reasoning, {"effort": "reasoning_effort"}, "reasoning."))
+    parallel = body.get("parallel_tool_calls")
+    return Ask(
+        collection=collection, messages=messages, system=system, reply=resolve_reply(reply, suffix), with_=nominees,
+        stream=stream, tools=parse_tools(body.get("tools")), tool_choice=parse_tool_choice(body.get("tool_choice")),
+        parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
+        response_format=parse_text_format(body.get("text")), options=opts, model_name=str(body["model"]),
+        dialect="responses", key_name=key_name,
+    )
+
+
+# ---- render ------------------------------------------------------------------------------------
+
+class Reply:
+    """One response's ids and envelope, shared by the whole reply and every streamed event."""
+
+    def __init__(self, ask: Ask, body: dict[str, Any]) -> None:
+        self.id = f"resp_{secrets.token_hex(12)}"
+        self.item_id = f"msg_{secrets.token_hex(12)}"
+        self.created = int(time.time())
+        self.ask = ask
+        self.instructions = body.get("instructions") if isinstance(body.get("instructions"), str) else None
+        self.metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        self.sequence = 0
+
+    def item(self, text: str | None, status: str = "completed") -> dict[str, Any]:
+        content = [] if text is None else [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
+        return {"type": "message", "id": self.item_id, "status": status, "role": "assistant", "content": content}
+
+    def envelope(self, status: str, output: list[dict[str, Any]], usage: Usage | None = None,
+                 **extra: Any) -> dict[str, Any]:
+        return {
+            "id": self.id, "object": "response", "created_at": self.created, "status": status, "error": None,
+            "incomplete_details": None, "instructions": self.instructions, "model": self.ask.model_name,
+            "output": output, "parallel_tool_calls": True, "previous_response_id": None,
+            "reasoning": {"effort": None, "summary": None}, "store": False, "text": {"format": {"type": "text"}},
+            "tool_choice": "auto", "tools": [], "truncation": "disabled", "metadata": self.metadata,
+            "usage": None if usage is None else {
+                "input_tokens": usage.input_tokens, "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": usage.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": usage.total},
+            **extra,
+        }
+
+    def event(self, kind: str, **data: Any) -> bytes:
+        frame = sse({"type": kind, "sequence_number": self.sequence, **data}, event=kind)
+        self.sequence += 1
+        return frame
+
+    def text_event(self, kind: str, **data: Any) -> bytes:
+        return self.event(kind, item_id=self.item_id, output_index=0, content_index=0, **data)
+
+
+def response(run: PanelRun, ask: Ask, body: dict[str, Any]) -> dict[str, Any]:
+    reply = Reply(ask, body)
+    text = panel_view.content(run)
+    return reply.envelope("completed", [reply.item(text)], tokens.panel_usage(run, ask, text),
+                          bench=panel_view.bench_field(run))
+
+
+async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
+    reply = Reply(ask, body)
+    yield reply.event("response.created", response=reply.envelope("in_progress", []))
+    yield reply.event("response.in_progress", response=reply.envelope("in_progress", []))
+    yield reply.event("response.output_item.added", output_index=0, item=reply.item(None, "in_progress"))
+    empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    yield reply.text_event("response.content_part.added", part=empty)
+    sent: list[str] = []
+    try:
+        async for piece in panel_stream.pieces(run, keepalive):
+            if piece is None:
+                yield KEEPALIVE_COMMENT
+                continue
+            sent.append(piece)
+            yield reply.text_event("response.output_text.delta", delta=piece, logprobs=[])
+        text = "".join(sent)
+        yield reply.text_event("response.output_text.done", text=text, logprobs=[])
+        yield reply.text_event("response.content_part.done", part={**empty, "text": text})
+        yield reply.event("response.output_item.done", output_index=0, item=reply.item(text))
+        final = reply.envelope("completed", [reply.item(text)], tokens.panel_usage(run, ask, text),
+                               bench=panel_view.bench_field(run))
+        yield reply.event("response.completed", response=final)
+    except Exception as e:
+        error = panel_stream.as_bench_error(e)
+        code = "server_error" if error.status >= 500 else str(error.status)
+        yield reply.event("error", code=code, message=error.message, param=None)
+        failed = reply.envelope("failed", [], error={"code": code, "message": error.message})
+        yield reply.event("response.failed", response=failed)
+
+
+def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
+    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    if ask.stream:
+        return StreamingResponse(stream_panel(run, ask, body, ctx.settings.keepalive),
+                                 media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
+    return JSONResponse(response(run, ask, body), headers=headers)
+
+
+def error_body(error: BenchError) -> dict[str, Any]:
+    kind = "invalid_request_error" if error.status < 500 else "server_error"
+    return {"error": {"message": error.message, "type": kind, "param": None, "code": str(error.status)}}
+
+
+def render_error(error: BenchError) -> Response:
+    return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
+
+
+DIALECT = Dialect("responses", parse, respond, render_error)
+
+
+@guarded(render_error)
+async def create_response(request: Request) -> Response:
+    return await handle_ask(request, DIALECT)

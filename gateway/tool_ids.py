@@ -1,0 +1,55 @@
+"""Tool-call bookkeeping shared by the dialects: arguments as JSON text, and call ids for the
+dialects that usually send none (Gemini, Ollama), numbered per request, with each result
+matched to the oldest open call of the same name."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from benchwarmers_mcp.errors import BadRequest
+
+
+def arguments_text(value: Any, where: str) -> str:
+    """Tool-call arguments as the canonical JSON text. Objects are encoded; a string must be JSON."""
+    if value is None:
+        return "{}"
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        try:
+            json.loads(value or "{}")
+        except ValueError:
+            raise BadRequest(f"{where} must be a JSON object (or JSON text)") from None
+        return value or "{}"
+    raise BadRequest(f"{where} must be a JSON object")
+
+
+class CallIds:
+    """Ids for one request's tool calls: pass through when given, else ``call_<n>``."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.open: dict[str, deque[str]] = {}
+
+    def _fresh(self) -> str:
+        self.count += 1
+        return f"call_{self.count}"
+
+    def call(self, name: str, given: Any = None) -> str:
+        call_id = given if isinstance(given, str) and given else self._fresh()
+        self.open.setdefault(name, deque()).append(call_id)
+        return call_id
+
+    def result(self, name: str | None, given: Any = None) -> str:
+        """The id a result answers: the one given, else the oldest open call of that name."""
+        if isinstance(given, str) and given:
+            for queue in self.open.values():
+                if given in queue:
+                    queue.remove(given)
+            return given
+        queue = self.open.get(name or "")
+        if queue:
+            return queue.popleft()
+        return self._fresh()
