@@ -13,6 +13,19 @@ from benchwarmers_mcp.errors import BenchError
 # (path prefix, module with render_error), longest prefix first. The default is OpenAI's shape.
 SHAPES: list[tuple[str, str]] = [
     ("/v1/chat/completions", "benchwarmers_mcp.gateway.openai_chat"),
+    ("/v1/messages", "benchwarmers_mcp.gateway.anthropic"),
+    ("/v1/responses", "benchwarmers_mcp.gateway.responses"),
+    ("/responses", "benchwarmers_mcp.gateway.responses"),
+    ("/v1/completions", "benchwarmers_mcp.gateway.completions"),
+    ("/completions", "benchwarmers_mcp.gateway.completions"),
+    ("/v1beta", "benchwarmers_mcp.gateway.gemini"),
+    ("/v1/models/", "benchwarmers_mcp.gateway.gemini"),
+    ("/api/chat", "benchwarmers_mcp.gateway.ollama"),
+    ("/api/generate", "benchwarmers_mcp.gateway.ollama"),
+    ("/api/show", "benchwarmers_mcp.gateway.ollama"),
+    ("/api/tags", "benchwarmers_mcp.gateway.ollama"),
+    ("/api/version", "benchwarmers_mcp.gateway.ollama"),
+    ("/api/ps", "benchwarmers_mcp.gateway.ollama"),
     ("/mcp", "benchwarmers_mcp.mcp_server"),
     ("/v1/mcp", "benchwarmers_mcp.mcp_server"),
 ]

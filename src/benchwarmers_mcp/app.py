@@ -19,7 +19,7 @@ from benchwarmers_mcp import __version__, admin_api, mcp_server
 from benchwarmers_mcp.calling import ModelCaller
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
-from benchwarmers_mcp.gateway import bench_routes, openai_chat
+from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.guard import Guard
 from benchwarmers_mcp.keystore import KeyStore
@@ -41,12 +41,11 @@ def routes() -> list[BaseRoute]:
         Route("/health", health, methods=["GET"]),
         Route("/v1/chat/completions", openai_chat.chat_completions, methods=["POST"]),
         Route("/chat/completions", openai_chat.chat_completions, methods=["POST"]),
-        Route("/v1/models", openai_chat.list_models, methods=["GET"]),
-        Route("/models", openai_chat.list_models, methods=["GET"]),
         Route("/bench/verdict", bench_routes.post_verdict, methods=["POST"]),
         Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
         Route("/bench/record", bench_routes.get_record, methods=["GET"]),
         # -- more faces register below (keep one line per route group) --
+        *dialect_routes.routes(),
         *security_routes(),
         *admin_api.routes(),
         *mcp_server.routes(),
