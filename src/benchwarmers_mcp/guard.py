@@ -117,7 +117,7 @@ class Guard:
         if method == "OPTIONS" and "access-control-request-method" in headers:
             return self.preflight(kind, visit, headers)
         if method not in SAFE_METHODS:
-            self.check_write(headers, visit)
+            self.check_write(method, headers, visit)
         await self.authenticate(scope, headers, kind, visit)
         return None
 
@@ -137,7 +137,8 @@ class Guard:
             "Access-Control-Max-Age": "600",
         })
 
-    def check_write(self, headers: Headers, visit: Visit) -> None:
+    def check_write(self, method: str, headers: Headers, visit: Visit) -> None:
+        """Same-origin JSON only (a DELETE with no body, as MCP clients end a session, needs no type)."""
         cors = visit.cors_origin is not None
         if (headers.get("sec-fetch-site") or "").strip().lower() == "cross-site" and not cors:
             raise Forbidden("cross-site request refused: writes must come from this server's own pages "
@@ -146,10 +147,11 @@ class Guard:
         if origin is not None and not cors and not self.policy.same_origin(origin.strip()):
             raise Forbidden("foreign Origin refused: list it in BENCH_ALLOWED_ORIGINS to call the gateway "
                             "from a browser app")
-        ctype = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-        if ctype != "application/json":
-            raise UnsupportedMediaType("Content-Type must be application/json")
         lengths = headers.getlist("content-length")
+        bodiless = method == "DELETE" and lengths in ([], ["0"]) and "transfer-encoding" not in headers
+        ctype = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+        if ctype != "application/json" and not bodiless:
+            raise UnsupportedMediaType("Content-Type must be application/json")
         if len(lengths) > 1 or (lengths and not lengths[0].strip().isdigit()):
             raise BadRequest("Content-Length is not a single number")
         if lengths and int(lengths[0]) > self.policy.max_body:
