@@ -145,12 +145,16 @@ class RouteTurn:
         """Wait (at most ``wait`` seconds) for a member to commit; raise if every member failed first."""
         if self.member is not None:
             return
-        with anyio.move_on_after(math.inf if wait is None else wait):
-            try:
-                item = await self.receive.receive()
-            except anyio.EndOfStream:
-                raise BadGateway("the route turn ended without an answer") from None
-            self._take(item)
+        try:
+            with anyio.move_on_after(math.inf if wait is None else wait):
+                try:
+                    item = await self.receive.receive()
+                except anyio.EndOfStream:
+                    raise BadGateway("the route turn ended without an answer") from None
+                self._take(item)
+        except BaseException:
+            self.receive.close()  # nobody will read the rest; the driver notices and stops
+            raise
 
     def _take(self, item: Item) -> bool:
         """Absorb a control item (True) or leave a stream event to the caller (False)."""

@@ -1,0 +1,115 @@
+"""Failover before the first byte reaches the agent: a rate-limited, a silent and an empty member
+hand the turn to the next one; 429 when every member tried was rate limited, else 502; after the
+first byte an error goes into the stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from benchwarmers_mcp.settings import Settings
+from tests.fakes.openai_upstream import FakeUpstream
+from tests.test_route_kit import query, route_server, seed_members
+
+SERVED = {"limited": "bad?fail=429", "limited2": "worse?fail=429", "broken": "bad?fail=500",
+          "broken2": "worse?fail=500", "broken3": "worst?fail=503", "silent": "stuck?fail=hang",
+          "quiet": "quiet?fail=empty", "cut": "cut?fail=midway", "alpha": "alpha"}
+COLLECTIONS = {
+    "limited-first": ["limited", "alpha"], "silent-first": ["silent", "alpha"], "quiet-first": ["quiet", "alpha"],
+    "all-limited": ["limited", "limited2"], "mixed": ["limited", "broken"], "only-quiet": ["quiet"],
+    "four": ["broken", "broken2", "broken3", "alpha"], "cut-first": ["cut", "alpha"],
+}
+
+
+@pytest.fixture
+def base(settings: Settings, home: Path, upstream: str):
+    seed_members(home, upstream, SERVED, COLLECTIONS)
+    with route_server(settings) as url:
+        yield url
+
+
+def ask(base: str, collection: str, *, stream: bool = False) -> httpx.Response:
+    body = {"model": f"bench/{collection}:route", "stream": stream,
+            "messages": [{"role": "system", "content": f"agent for {collection}"},
+                         {"role": "user", "content": f"do the thing ({collection}, stream={stream})"}]}
+    return httpx.post(base + "/v1/chat/completions", json=body, timeout=30)
+
+
+def sse_data(response: httpx.Response) -> list[dict]:
+    return [json.loads(line[6:]) for line in response.text.splitlines()
+            if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(("collection", "failed", "why"), [
+    ("limited-first", "limited", "429"), ("silent-first", "silent", "no first token"),
+    ("quiet-first", "quiet", "answered nothing")])
+def test_a_failing_member_hands_the_turn_on(base: str, fake: FakeUpstream, home: Path, collection: str,
+                                            failed: str, why: str, stream: bool) -> None:
+    response = ask(base, collection, stream=stream)
+    assert response.status_code == 200
+    assert response.headers["x-bench-model"] == "alpha"
+    if stream:
+        events = sse_data(response)
+        text = "".join(c["choices"][0]["delta"].get("content", "") for c in events if c.get("choices"))
+        bench = events[-1]["bench"]
+    else:
+        text, bench = response.json()["choices"][0]["message"]["content"], response.json()["bench"]
+    assert text.startswith("answer from alpha")
+    assert bench["alias"] == "alpha" and [f["alias"] for f in bench["failed_over"]] == [failed]
+    assert why in bench["failed_over"][0]["error"]
+    (turn,) = query(home, "SELECT alias, status, tried FROM route_turns")
+    assert (turn["alias"], turn["status"]) == ("alpha", "ok")
+    assert [t["alias"] for t in json.loads(turn["tried"])] == [failed]
+    conversation = query(home, "SELECT alias FROM route_conversations")
+    assert conversation == [{"alias": "alpha"}], "the member that answered keeps the conversation"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_every_member_rate_limited_is_a_429(base: str, stream: bool) -> None:
+    response = ask(base, "all-limited", stream=stream)
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "30"
+    assert "limited" in response.json()["error"]["message"] and response.json()["error"]["code"] == 429
+    with pytest.raises(openai.RateLimitError):
+        openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0).chat.completions.create(
+            model="bench/all-limited:route", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_a_mix_of_failures_is_a_502_and_at_most_three_are_tried(base: str, fake: FakeUpstream, home: Path) -> None:
+    mixed = ask(base, "mixed")
+    assert mixed.status_code == 502 and "broken" in mixed.json()["error"]["message"]
+    four = ask(base, "four", stream=True)
+    assert four.status_code == 502
+    assert fake.count("alpha") == 0, "the fourth member is never tried"
+    statuses = [r["status"] for r in query(home, "SELECT status FROM route_turns ORDER BY id")]
+    assert statuses == ["error", "error"]
+
+
+def test_the_last_members_empty_answer_is_its_answer(base: str, home: Path) -> None:
+    response = ask(base, "only-quiet")
+    assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == ""
+    assert query(home, "SELECT status FROM route_turns") == [{"status": "empty"}]
+
+
+def test_after_the_first_byte_an_error_goes_into_the_stream(base: str, home: Path) -> None:
+    response = ask(base, "cut-first", stream=True)
+    assert response.status_code == 200 and response.headers["x-bench-model"] == "cut"
+    events = sse_data(response)
+    assert events[1]["choices"][0]["delta"]["content"] == "The first half"
+    assert "died part way" in events[-1]["error"]["message"]
+    assert response.text.endswith("data: [DONE]\n\n")
+    with pytest.raises(openai.APIError, match="died part way"):
+        for _ in openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0).chat.completions.create(
+                model="bench/cut-first:route", stream=True, messages=[{"role": "user", "content": "again"}]):
+            pass
+
+
+def test_a_whole_turn_fails_over_even_part_way(base: str) -> None:
+    response = ask(base, "cut-first")
+    assert response.status_code == 200 and response.json()["bench"]["alias"] == "alpha"
+    assert "died part way" in response.json()["bench"]["failed_over"][0]["error"]
