@@ -2,8 +2,9 @@
 
 The served model name picks the behaviour, query-string style (the same grammar as the
 simulated provider): ``alpha``, ``slow?latency=1.5``, ``bad?fail=429`` (also 500, 404, 401),
-``quiet?fail=empty``, ``stuck?fail=hang``. ``script`` queues exact replies per model for
-tool-calling tests. Every call is counted with its tokens, so the ledger can be checked.
+``quiet?fail=empty``, ``stuck?fail=hang``, ``cut?fail=midway`` (half an answer, then an error in
+the stream). ``script`` queues exact replies per model for tool-calling tests. Every call is
+counted with its tokens, so the ledger can be checked.
 """
 
 from __future__ import annotations
@@ -69,8 +70,12 @@ class FakeUpstream:
             headers = {"retry-after": "30"} if fail == "429" else {}
             return JSONResponse({"error": {"message": f"fake {fail} for {name}", "type": "fake", "code": fail}},
                                 status_code=int(fail), headers=headers)
-        if fail == "hang":
-            await asyncio.sleep(3600)
+        if fail == "hang":  # until the caller gives up, so that shutting the fake down never waits on it
+            while not await request.is_disconnected():
+                await asyncio.sleep(0.05)
+            return Response(status_code=499)
+        if fail == "midway":
+            return StreamingResponse(self._midway(model), media_type="text/event-stream")
         scripted = self.script.get(model)
         if scripted:
             message = scripted.pop(0)
@@ -107,6 +112,12 @@ class FakeUpstream:
         yield chunk({}, finish)
         yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [], 'usage': usage})}\n\n".encode()
         yield b"data: [DONE]\n\n"
+
+    async def _midway(self, model: str):
+        piece = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                 "choices": [{"index": 0, "delta": {"content": "The first half"}, "finish_reason": None}]}
+        yield f"data: {json.dumps(piece)}\n\n".encode()
+        yield f"data: {json.dumps({'error': {'message': 'fake upstream died part way', 'type': 'fake'}})}\n\n".encode()
 
 
 def create_app() -> Starlette:
