@@ -23,12 +23,12 @@ FAST = RouteTuning(first_token=1.0, stream_wait=5.0, turn_timeout=20.0, rotation
 
 
 @contextmanager
-def route_server(settings: Settings, tuning: RouteTuning = FAST) -> Iterator[str]:
-    """A real server on a free port whose route turns use ``tuning``."""
+def route_server(settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
+    """A real server on a free port whose route turns use ``tuning`` (and ``extras`` as hooks)."""
     port = free_port()
     app = create_app(replace(settings, port=port))
     with serve_in_thread(app, port) as base:
-        app.state.ctx.extras[TUNING_KEY] = tuning
+        app.state.ctx.extras.update({TUNING_KEY: tuning, **extras})
         yield base
 
 
