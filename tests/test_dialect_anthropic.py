@@ -1,0 +1,134 @@
+"""Issue 5: a panel answers the anthropic SDK (2.x, Bearer) and the classic x-api-key clients,
+whole and streamed, with its count route, model list and every refusal in Anthropic's shape."""
+
+from __future__ import annotations
+
+import anthropic
+import httpx
+import pytest
+
+from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
+    MEMBERS,
+    PDF,
+    PNG,
+    QUESTION,
+    assert_every_seat,
+    breaks_mid_stream,
+    panel,
+    settings,
+)
+
+
+def client(base: str, **kwargs) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=base, api_key="local-key", max_retries=0, **kwargs)
+
+
+def ask(**extra):
+    return {"model": "bench/core", "max_tokens": 512, "messages": [{"role": "user", "content": QUESTION}], **extra}
+
+
+def test_whole_reply_reads_every_seat(panel, gateway):
+    reply = client(gateway).messages.create(**ask(system="Be brief."))
+    assert reply.model == "bench/core" and reply.stop_reason == "end_turn"
+    text = reply.content[0].text
+    assert_every_seat(text)
+    bench = reply.model_extra["bench"]
+    assert [s["alias"] for s in bench["seats"]] == list(MEMBERS)
+    assert all(f"`{s['call']}`" in text for s in bench["seats"])
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+
+
+def test_stream_helper_reads_every_seat_and_bench(panel, gateway):
+    with client(gateway).messages.stream(**ask(system=[{"type": "text", "text": "Be brief."}])) as stream:
+        events = list(stream)
+        final = stream.get_final_message()
+    assert_every_seat(final.content[0].text)
+    kinds = [e.type for e in events]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    delta = next(e for e in events if e.type == "message_delta")
+    assert delta.usage.output_tokens > 0
+    assert {s["alias"] for s in delta.model_extra["bench"]["seats"]} == set(MEMBERS)
+
+
+def test_raw_stream_has_event_lines_and_ping_keepalives(panel, gateway):
+    with httpx.stream("POST", gateway + "/v1/messages", json=ask(stream=True), timeout=30,
+                      headers={"x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
+        body = r.read().decode()
+    assert r.status_code == 200 and r.headers["x-bench-panel"]
+    frames = [f for f in body.split("\n\n") if f.strip()]
+    assert all(f.startswith("event: ") for f in frames), "the SDK drops any event without an event: line"
+    assert any(f.startswith("event: ping\n") for f in frames), "a 0.4 s seat outlasts the 0.1 s keep-alive"
+
+
+def test_old_style_x_api_key_client_and_old_version(panel, gateway):
+    old = anthropic.Anthropic(base_url=gateway, auth_token="unused", max_retries=0,
+                              default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
+                                               "anthropic-version": "2023-06-01"})
+    reply = old.messages.create(**ask())
+    assert_every_seat(reply.content[0].text)
+
+
+def test_images_as_base64_and_url_reach_seats_that_can_see(panel, gateway):
+    content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+               {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+               {"type": "text", "text": "What is in these?"}]
+    reply = client(gateway).messages.create(model="bench/eyes", max_tokens=100,
+                                            messages=[{"role": "user", "content": content}])
+    assert_every_seat(reply.content[0].text, ("owl", "hawk"))
+
+
+def test_count_tokens_is_the_estimate(panel, gateway):
+    text = "x" * 400
+    counted = client(gateway).messages.count_tokens(model="bench/core", system="s" * 40,
+                                                    messages=[{"role": "user", "content": text}])
+    assert counted.input_tokens == int(440 / 4 * 1.1)
+
+
+def test_model_list_in_anthropic_shape(panel, gateway):
+    ids = [m.id for m in client(gateway).models.list()]
+    assert ids == ["bench/core", "bench/core:merged", "bench/core:route",
+                   "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
+    page = client(gateway).models.list(limit=2)
+    assert [m.id for m in page.data] == ids[:2] and page.has_more
+
+
+REFUSALS = [
+    (dict(tools=[{"name": "grep", "description": "search", "input_schema": {"type": "object"}}]),
+     anthropic.BadRequestError, "route mode"),
+    (dict(tools=[{"type": "web_search_20250305", "name": "web_search"}]), anthropic.BadRequestError,
+     "hosted tool"),
+    (dict(messages=[{"role": "user", "content": [
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}}]}]),
+     anthropic.BadRequestError, "document"),
+    (dict(messages=[{"role": "user", "content": [
+        {"type": "image", "source": {"type": "file", "file_id": "file_123"}}]}]),
+     anthropic.BadRequestError, "file ids"),
+    (dict(messages=[{"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "grep", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "found"}]}]),
+     anthropic.BadRequestError, "route mode"),
+    (dict(model="bench/nowhere"), anthropic.NotFoundError, "nowhere"),
+    (dict(model=""), anthropic.BadRequestError, "no model named"),
+]
+
+
+@pytest.mark.parametrize(("change", "error", "words"), REFUSALS)
+def test_refusals_raise_the_sdk_error_with_the_gateway_message(panel, gateway, change, error, words):
+    with pytest.raises(error) as caught:
+        client(gateway).messages.create(**{**ask(), **change})
+    assert words in caught.value.body["error"]["message"]
+    assert caught.value.body["type"] == "error"
+
+
+def test_mid_stream_failure_raises_in_the_stream(panel, gateway, breaks_mid_stream):
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        with client(gateway).messages.stream(**ask()) as stream:
+            for _ in stream:
+                pass
+    assert breaks_mid_stream in str(caught.value.body)
+
+
+def test_unknown_route_under_messages_is_anthropic_shaped(gateway):
+    r = httpx.post(gateway + "/v1/messages/batches", json={}, timeout=10)
+    assert r.status_code == 404
+    assert r.json()["type"] == "error" and r.json()["error"]["type"] == "not_found_error"

@@ -1,0 +1,117 @@
+"""Issue 5: a panel answers the ollama client: chat and generate, streamed (the default) and not,
+list, show, ps and version; NDJSON without blank lines; refusals as ResponseError."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import ollama
+import pytest
+
+from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
+    JPEG,
+    MEMBERS,
+    PDF,
+    PNG,
+    QUESTION,
+    assert_every_seat,
+    breaks_mid_stream,
+    panel,
+    settings,
+)
+
+CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": QUESTION}]
+
+
+@pytest.fixture
+def client(gateway):
+    with ollama.Client(host=gateway) as client:
+        yield client
+
+
+def test_chat_whole_reads_every_seat(panel, client):
+    reply = client.chat(model="bench/core", messages=CHAT, stream=False, options={"temperature": 0.2})
+    assert_every_seat(reply.message.content)
+    assert reply.done and reply.done_reason == "stop" and reply.model == "bench/core"
+    assert reply.prompt_eval_count > 0 and reply.eval_count > 0 and reply.total_duration > 0
+
+
+def test_chat_streamed_by_default_ends_with_bench(panel, client, gateway):
+    parts = list(client.chat(model="bench/core:latest", messages=CHAT, stream=True))
+    assert_every_seat("".join(p.message.content for p in parts))
+    assert parts[-1].done and all(not p.done for p in parts[:-1])
+    raw = httpx.post(gateway + "/api/chat", json={"model": "bench/core", "messages": CHAT}, timeout=30)
+    lines = raw.text.split("\n")
+    assert lines[-1] == "" and "" not in lines[:-1], "NDJSON without blank lines"
+    done = json.loads(lines[-2])
+    assert done["done"] and [s["alias"] for s in done["bench"]["seats"]] == list(MEMBERS)
+    assert any(json.loads(line)["message"]["content"] == "" for line in lines[:-2]), "keep-alive lines"
+
+
+def test_generate_whole_and_streamed(panel, client):
+    whole = client.generate(model="bench/core", prompt=QUESTION, system="Be brief.")
+    assert_every_seat(whole.response)
+    streamed = list(client.generate(model="bench/core", prompt=QUESTION, stream=True))
+    assert_every_seat("".join(p.response for p in streamed))
+    assert streamed[-1].done and streamed[-1].done_reason == "stop"
+
+
+def test_images_are_sniffed_and_reach_seats_that_can_see(panel, client):
+    reply = client.chat(model="bench/eyes", stream=False,
+                        messages=[{"role": "user", "content": "What are these?", "images": [PNG, JPEG]}])
+    assert_every_seat(reply.message.content, ("owl", "hawk"))
+
+
+def test_list_show_ps_version(panel, client, gateway):
+    models = [m.model for m in client.list().models]
+    assert models == ["bench/core", "bench/core:merged", "bench/core:route",
+                      "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
+    shown = client.show("bench/eyes:latest")
+    assert "vision" in shown.capabilities and shown.modelinfo["benchwarmers.members"] == "owl, hawk"
+    assert client.ps().models == []
+    assert httpx.get(gateway + "/api/version", timeout=10).json() == {"version": "0.12.0"}
+
+
+def test_an_empty_prompt_only_loads(panel, client):
+    loaded = client.generate(model="bench/core")
+    assert loaded.done and loaded.done_reason == "load" and loaded.response == ""
+
+
+REFUSALS = [
+    ("chat", dict(messages=CHAT, tools=[{"type": "function", "function": {"name": "grep"}}]), 400, "route mode"),
+    ("chat", dict(messages=[*CHAT, {"role": "assistant", "content": "",
+                                    "tool_calls": [{"function": {"name": "grep", "arguments": {"q": "x"}}}]},
+                            {"role": "tool", "content": "found", "tool_name": "grep"}]), 400, "route mode"),
+    ("generate", dict(prompt="go on", context=[1, 2, 3]), 400, "context"),
+    ("generate", dict(prompt="what is it", images=[PDF]), 400, "not a PNG"),
+    ("chat", dict(model="bench/nowhere", messages=CHAT), 404, "nowhere"),
+]
+
+
+@pytest.mark.parametrize(("method", "change", "status", "words"), REFUSALS)
+def test_refusals_raise_response_error_with_the_gateway_message(panel, client, method, change, status, words):
+    with pytest.raises(ollama.ResponseError) as caught:
+        getattr(client, method)(**{"model": "bench/core", "stream": False, **change})
+    assert caught.value.status_code == status and words in caught.value.error
+
+
+def test_show_unknown_model_is_not_found(panel, client):
+    with pytest.raises(ollama.ResponseError) as caught:
+        client.show("bench/nowhere")
+    assert caught.value.status_code == 404 and "not found" in caught.value.error
+
+
+def test_mid_stream_failure_is_an_error_line(panel, client, breaks_mid_stream):
+    with pytest.raises(ollama.ResponseError) as caught:
+        for _ in client.chat(model="bench/core", messages=CHAT, stream=True):
+            pass
+    assert caught.value.status_code == -1 and breaks_mid_stream in caught.value.error
+
+
+def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(panel, gateway):
+    r = httpx.post(gateway + "/api/chat", content=b"{not json", headers={"content-type": "application/json"},
+                   timeout=10)
+    assert r.status_code == 400 and isinstance(r.json()["error"], str)
+    r = httpx.get(gateway + "/api/chat", timeout=10)
+    assert r.status_code == 405 and isinstance(r.json()["error"], str)

@@ -1,0 +1,131 @@
+"""Issue 5: a panel answers the openai SDK's Responses API and legacy completions, whole and
+streamed, and refuses what it cannot honour with openai's own error classes."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
+    MEMBERS,
+    PNG,
+    QUESTION,
+    assert_every_seat,
+    breaks_mid_stream,
+    panel,
+    settings,
+)
+
+
+def client(base: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+
+
+def test_responses_whole_reply_reads_every_seat(panel, gateway):
+    reply = client(gateway).responses.create(model="bench/core", instructions="Be brief.", input=QUESTION)
+    assert_every_seat(reply.output_text)
+    assert reply.status == "completed" and reply.store is False and reply.model == "bench/core"
+    bench = reply.model_extra["bench"]
+    assert [s["alias"] for s in bench["seats"]] == list(MEMBERS)
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+
+
+def test_responses_stream_helper_reads_every_seat_and_bench(panel, gateway):
+    items = [{"role": "user", "content": [{"type": "input_text", "text": QUESTION}]}]
+    with client(gateway).responses.stream(model="bench/core", input=items) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    assert_every_seat(final.output_text)
+    assert final.model_extra["bench"]["panel"] in final.output_text
+    numbers = [e.sequence_number for e in events]
+    assert numbers == list(range(len(numbers)))
+    assert events[0].type == "response.created" and events[-1].type == "response.completed"
+
+
+def test_responses_image_reaches_seats_that_can_see(panel, gateway):
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "What is this?"},
+                                          {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}]
+    reply = client(gateway).responses.create(model="bench/eyes", input=items)
+    assert_every_seat(reply.output_text, ("owl", "hawk"))
+
+
+def test_responses_raw_stream_keeps_alive_with_comments(panel, gateway):
+    with httpx.stream("POST", gateway + "/v1/responses", timeout=30,
+                      json={"model": "bench/core", "input": "hi", "stream": True}) as r:
+        body = r.read().decode()
+    assert ": keep-alive\n\n" in body
+    assert "data: [DONE]" not in body
+    assert body.rstrip().splitlines()[-2] == "event: response.completed"
+
+
+RESPONSES_REFUSALS = [
+    (dict(previous_response_id="resp_123"), "previous_response_id"),
+    (dict(conversation="conv_123"), "conversation"),
+    (dict(tools=[{"type": "web_search"}]), "hosted tool"),
+    (dict(tools=[{"type": "function", "name": "grep", "parameters": {"type": "object"}}]), "route mode"),
+    (dict(tools=[{"type": "custom", "name": "apply_patch", "description": "patch"}]), "route mode"),
+    (dict(input=[{"role": "user", "content": [{"type": "input_file", "file_id": "file_1"}]}]), "input_file"),
+    (dict(input=[{"role": "user", "content": [{"type": "input_image", "file_id": "file_1"}]}]), "file ids"),
+    (dict(input=[{"role": "user", "content": "hi"},
+                 {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": "{}"},
+                 {"type": "function_call_output", "call_id": "c1", "output": "found"}]), "route mode"),
+]
+
+
+@pytest.mark.parametrize(("change", "words"), RESPONSES_REFUSALS)
+def test_responses_refusals_raise_bad_request_with_the_gateway_message(panel, gateway, change, words):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(gateway).responses.create(**{"model": "bench/core", "input": "hi", **change})
+    assert words in caught.value.message
+    assert caught.value.body["type"] == "invalid_request_error" and caught.value.body["code"] == "400"
+
+
+def test_responses_unknown_collection_is_not_found(panel, gateway):
+    with pytest.raises(openai.NotFoundError) as caught:
+        client(gateway).responses.create(model="bench/nowhere", input="hi")
+    assert "bench/core" in caught.value.message, "the message lists the collections there are"
+
+
+def test_responses_mid_stream_failure_is_an_error_event_then_failed(panel, gateway, breaks_mid_stream):
+    events = list(client(gateway).responses.create(model="bench/core", input="hi", stream=True))
+    error, failed = events[-2], events[-1]
+    assert error.type == "error" and breaks_mid_stream in error.message
+    assert failed.type == "response.failed" and failed.response.error.message == breaks_mid_stream
+
+
+def test_completions_whole_and_streamed(panel, gateway):
+    whole = client(gateway).completions.create(model="bench/core", prompt=QUESTION)
+    assert_every_seat(whole.choices[0].text)
+    assert whole.object == "text_completion" and whole.model_extra["bench"]["collection"] == "bench/core"
+    chunks = list(client(gateway).completions.create(model="bench/core", prompt=[QUESTION], stream=True))
+    assert_every_seat("".join(c.choices[0].text for c in chunks))
+    assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].model_extra["bench"]
+
+
+COMPLETIONS_REFUSALS = [
+    (dict(prompt=["one", "two"]), "more than one prompt"),
+    (dict(prompt=[1, 2, 3]), "token ids"),
+    (dict(prompt="hi", suffix="end"), "suffix"),
+    (dict(prompt="hi", echo=True), "echo"),
+    (dict(prompt=""), "prompt"),
+]
+
+
+@pytest.mark.parametrize(("change", "words"), COMPLETIONS_REFUSALS)
+def test_completions_refusals(panel, gateway, change, words):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(gateway).completions.create(model="bench/core", **change)
+    assert words in caught.value.message
+
+
+def test_completions_mid_stream_failure_raises_api_error(panel, gateway, breaks_mid_stream):
+    with pytest.raises(openai.APIError) as caught:
+        for _ in client(gateway).completions.create(model="bench/core", prompt="hi", stream=True):
+            pass
+    assert breaks_mid_stream in caught.value.message
+
+
+def test_gateway_errors_tell_the_sdk_not_to_retry(panel, gateway):
+    r = httpx.post(gateway + "/v1/responses", json={"model": "bench/nowhere", "input": "hi"}, timeout=10)
+    assert r.status_code == 404 and r.headers["x-should-retry"] == "false"
