@@ -1,17 +1,18 @@
 """What every dialect's route responder shares: starting the turn from the HTTP request, the
-headers it carries, and the tool calls of a turn gathered whole (for the dialects that emit each
-tool call in one piece)."""
+headers it carries, and ``Relay`` for the dialects that stream text as it comes but emit each
+tool call whole when the turn ends (Anthropic, Responses, Gemini, Ollama)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 
 from benchwarmers_mcp import route
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.messages import Ask, ToolCall
+from benchwarmers_mcp.messages import Answer, AnswerBuilder, Ask, TextDelta, ToolCall
 from benchwarmers_mcp.route import RouteTurn
 from benchwarmers_mcp.store.collections import Collection
 
@@ -41,3 +42,25 @@ def arguments_object(call: ToolCall) -> dict[str, Any]:
     except ValueError:
         return {"input": call.arguments}
     return value if isinstance(value, dict) else {"input": value}
+
+
+class Relay:
+    """A turn's text as it comes (``None`` for a keep-alive); once the text is done, ``answer``
+    holds the whole turn: its tool calls, finish reason and the member's usage."""
+
+    def __init__(self, turn: RouteTurn) -> None:
+        self.turn = turn
+        self.builder = AnswerBuilder()
+
+    async def text(self, keepalive: float | None) -> AsyncIterator[str | None]:
+        async for event in self.turn.events(keepalive):
+            if event is None:
+                yield None
+                continue
+            self.builder.add(event)
+            if isinstance(event, TextDelta) and event.text:
+                yield event.text
+
+    @property
+    def answer(self) -> Answer:
+        return self.builder.answer()
