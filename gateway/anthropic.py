@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, tokens
+from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, route_anthropic, tokens
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
@@ -143,6 +143,8 @@ def parse_messages(raw: Any) -> tuple[Message, ...]:
         where = f"messages[{i}]"
         if not isinstance(m, dict):
             raise BadRequest(f"{where} must be an object")
+        if m.get("role") == "system":
+            continue  # a mid-conversation system turn (Claude Code sends them): see system_turns
         if m.get("role") == "user":
             out.extend(_user_turn(m.get("content"), where))
         elif m.get("role") == "assistant":
@@ -167,6 +169,18 @@ def parse_system(raw: Any) -> str | None:
             raise BadRequest(f"system[{i}] must be a text block")
         texts.append(block["text"])
     return "\n\n".join(texts)
+
+
+def system_turns(raw: Any) -> list[str]:
+    """The text of mid-conversation ``system`` turns (Claude Code sends them); they join the system prompt."""
+    texts: list[str] = []
+    for i, m in enumerate(raw if isinstance(raw, list) else []):
+        if isinstance(m, dict) and m.get("role") == "system":
+            for where, block in _blocks(m.get("content"), f"messages[{i}]"):
+                part = _common(block, where)
+                if isinstance(part, Text):
+                    texts.append(part.text)
+    return texts
 
 
 def parse_tools(raw: Any) -> tuple[Tool, ...]:
@@ -211,8 +225,9 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     if not isinstance(stream, bool):
         raise BadRequest("stream must be true or false")
     tool_choice, parallel = parse_tool_choice(body.get("tool_choice"))
+    system = [t for t in (parse_system(body.get("system")), *system_turns(body.get("messages"))) if t]
     return Ask(
-        collection=collection, messages=parse_messages(body.get("messages")), system=parse_system(body.get("system")),
+        collection=collection, messages=parse_messages(body.get("messages")), system="\n\n".join(system) or None,
         reply=resolve_reply(reply, suffix), with_=nominees, stream=stream, tools=parse_tools(body.get("tools")),
         tool_choice=tool_choice, parallel_tool_calls=parallel, options=options.pick(body, SAMPLING),
         model_name=str(body["model"]), dialect="anthropic", key_name=key_name,
@@ -277,7 +292,7 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
 
 
-DIALECT = Dialect("anthropic", parse, respond, render_error)
+DIALECT = Dialect("anthropic", parse, respond, render_error, route_anthropic.respond_route)
 
 
 @guarded(render_error)
