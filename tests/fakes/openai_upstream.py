@@ -3,8 +3,9 @@
 The served model name picks the behaviour, query-string style (the same grammar as the
 simulated provider): ``alpha``, ``slow?latency=1.5``, ``bad?fail=429`` (also 500, 404, 401),
 ``quiet?fail=empty``, ``stuck?fail=hang``, ``cut?fail=midway`` (half an answer, then an error in
-the stream). ``script`` queues exact replies per model for tool-calling tests. Every call is
-counted with its tokens, so the ledger can be checked.
+the stream). ``script`` queues exact replies per model for tool-calling tests; ``responders``
+makes each reply from the request (for clients that send side requests). Every call is counted
+with its tokens, so the ledger can be checked.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -38,6 +40,7 @@ class Call:
 class FakeUpstream:
     calls: list[Call] = field(default_factory=list)
     script: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    responders: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
     served: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -71,13 +74,15 @@ class FakeUpstream:
             return JSONResponse({"error": {"message": f"fake {fail} for {name}", "type": "fake", "code": fail}},
                                 status_code=int(fail), headers=headers)
         if fail == "hang":  # until the caller gives up, so that shutting the fake down never waits on it
-            while not await request.is_disconnected():
-                await asyncio.sleep(0.05)
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
             return Response(status_code=499)
         if fail == "midway":
             return StreamingResponse(self._midway(model), media_type="text/event-stream")
         scripted = self.script.get(model)
-        if scripted:
+        if model in self.responders:
+            message = self.responders[model](body)
+        elif scripted:
             message = scripted.pop(0)
         elif fail == "empty":
             message = {"role": "assistant", "content": ""}
