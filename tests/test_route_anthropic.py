@@ -30,14 +30,16 @@ def base(settings: Settings, home: Path, upstream: str):
         yield url
 
 
-def client(base: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=base, api_key="anything", max_retries=0)
+@pytest.fixture
+def claude(base: str):
+    with anthropic.Anthropic(base_url=base, api_key="anything", max_retries=0) as client:
+        yield client
 
 
-def test_streamed_tool_loop(base: str, fake: FakeUpstream) -> None:
+def test_streamed_tool_loop(claude: anthropic.Anthropic, fake: FakeUpstream) -> None:
     fake.script["alpha"] += [tool_call("call_a1", "get_weather", {"city": "Lima"}), said("Lima is 19C.")]
     messages = [{"role": "user", "content": "Weather in Lima?"}]
-    with client(base).messages.stream(model="bench/agents:route", max_tokens=32_000, system="Weather agent.",
+    with claude.messages.stream(model="bench/agents:route", max_tokens=32_000, system="Weather agent.",
                                       tools=[WEATHER], messages=messages, **CLAUDE_CODE_EXTRAS) as stream:
         first = stream.get_final_message()
     assert first.stop_reason == "tool_use"
@@ -49,7 +51,7 @@ def test_streamed_tool_loop(base: str, fake: FakeUpstream) -> None:
 
     messages += [{"role": "assistant", "content": [b.model_dump() for b in first.content]},
                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_a1", "content": "19C"}]}]
-    with client(base).messages.stream(model="bench/agents:route", max_tokens=32_000, system="Weather agent.",
+    with claude.messages.stream(model="bench/agents:route", max_tokens=32_000, system="Weather agent.",
                                       tools=[WEATHER], messages=messages, **CLAUDE_CODE_EXTRAS) as stream:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
@@ -58,9 +60,9 @@ def test_streamed_tool_loop(base: str, fake: FakeUpstream) -> None:
     assert fake.calls[-1].body["messages"][-1] == {"role": "tool", "tool_call_id": "call_a1", "content": "19C"}
 
 
-def test_whole_tool_call_and_bench(base: str, fake: FakeUpstream) -> None:
+def test_whole_tool_call_and_bench(claude: anthropic.Anthropic, fake: FakeUpstream) -> None:
     fake.script["alpha"] += [{**tool_call("call_a2", "get_weather", {"city": "Kyiv"}), "content": "Checking."}]
-    raw = client(base).messages.with_raw_response.create(
+    raw = claude.messages.with_raw_response.create(
         model="bench/agents:route", max_tokens=1000, tools=[WEATHER],
         messages=[{"role": "user", "content": "Weather in Kyiv?"}])
     reply = raw.parse()
@@ -71,24 +73,24 @@ def test_whole_tool_call_and_bench(base: str, fake: FakeUpstream) -> None:
     assert reply.model_extra["bench"]["call"] == raw.headers["x-bench-conversation"] + ".1"
 
 
-def test_a_failed_tool_result_says_so(base: str, fake: FakeUpstream) -> None:
+def test_a_failed_tool_result_says_so(claude: anthropic.Anthropic, fake: FakeUpstream) -> None:
     messages = [{"role": "user", "content": "Weather?"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
                                                    "input": {"city": "Nowhere"}}]},
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
                                               "content": [{"type": "text", "text": "no such city"}]}]}]
-    client(base).messages.create(model="bench/agents:route", max_tokens=100, tools=[WEATHER], messages=messages)
+    claude.messages.create(model="bench/agents:route", max_tokens=100, tools=[WEATHER], messages=messages)
     sent = fake.calls[-1].body["messages"]
     assert sent[-2]["tool_calls"][0]["id"] == "toolu_1"
     assert sent[-1] == {"role": "tool", "tool_call_id": "toolu_1", "content": "Error: no such city"}
 
 
-def test_every_member_rate_limited(base: str) -> None:
+def test_every_member_rate_limited(claude: anthropic.Anthropic) -> None:
     with pytest.raises(anthropic.RateLimitError) as caught:
-        client(base).messages.create(model="bench/limited:route", max_tokens=100,
+        claude.messages.create(model="bench/limited:route", max_tokens=100,
                                      messages=[{"role": "user", "content": "hi"}])
     assert caught.value.body["error"]["type"] == "rate_limit_error"
     with pytest.raises(anthropic.RateLimitError):
-        with client(base).messages.stream(model="bench/limited:route", max_tokens=100,
+        with claude.messages.stream(model="bench/limited:route", max_tokens=100,
                                           messages=[{"role": "user", "content": "hi"}]) as stream:
             stream.get_final_message()

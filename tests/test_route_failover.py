@@ -75,9 +75,8 @@ def test_every_member_rate_limited_is_a_429(base: str, stream: bool) -> None:
     assert response.status_code == 429
     assert response.headers["retry-after"] == "30"
     assert "limited" in response.json()["error"]["message"] and response.json()["error"]["code"] == 429
-    with pytest.raises(openai.RateLimitError):
-        openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0).chat.completions.create(
-            model="bench/all-limited:route", messages=[{"role": "user", "content": "hi"}])
+    with openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0) as oa, pytest.raises(openai.RateLimitError):
+        oa.chat.completions.create(model="bench/all-limited:route", messages=[{"role": "user", "content": "hi"}])
 
 
 def test_a_mix_of_failures_is_a_502_and_at_most_three_are_tried(base: str, fake: FakeUpstream, home: Path) -> None:
@@ -103,10 +102,11 @@ def test_after_the_first_byte_an_error_goes_into_the_stream(base: str, home: Pat
     assert events[1]["choices"][0]["delta"]["content"] == "The first half"
     assert "died part way" in events[-1]["error"]["message"]
     assert response.text.endswith("data: [DONE]\n\n")
-    with pytest.raises(openai.APIError, match="died part way"):
-        for _ in openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0).chat.completions.create(
-                model="bench/cut-first:route", stream=True, messages=[{"role": "user", "content": "again"}]):
-            pass
+    with openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0) as oa:
+        with pytest.raises(openai.APIError, match="died part way"):
+            for _ in oa.chat.completions.create(model="bench/cut-first:route", stream=True,
+                                                messages=[{"role": "user", "content": "again"}]):
+                pass
 
 
 def test_a_whole_turn_fails_over_even_part_way(base: str) -> None:

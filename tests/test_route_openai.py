@@ -28,8 +28,10 @@ def base(settings: Settings, home: Path, upstream: str):
         yield url
 
 
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="anything", max_retries=0)
+@pytest.fixture
+def oa(base: str):
+    with openai.OpenAI(base_url=base + "/v1", api_key="anything", max_retries=0) as client:
+        yield client
 
 
 def first_turn() -> list[dict]:
@@ -37,9 +39,8 @@ def first_turn() -> list[dict]:
             {"role": "user", "content": f"What is the weather in Paris? {MARKER}"}]
 
 
-def test_tool_loop_whole_passes_everything_through(base: str, fake: FakeUpstream, home: Path) -> None:
+def test_tool_loop_whole_passes_everything_through(oa: openai.OpenAI, fake: FakeUpstream, home: Path) -> None:
     fake.script["alpha"] += [tool_call("call_w1", "get_weather", {"city": "Paris"}), said("It is 21C in Paris.")]
-    oa = client(base)
     raw = oa.chat.completions.with_raw_response.create(
         model="bench/agents:route", messages=first_turn(), tools=[WEATHER], tool_choice="auto",
         parallel_tool_calls=False, temperature=0.2, max_tokens=50_000, response_format={"type": "text"})
@@ -78,15 +79,14 @@ def test_tool_loop_whole_passes_everything_through(base: str, fake: FakeUpstream
     assert query(home, "SELECT purpose, caller FROM usage") == [{"purpose": "route", "caller": "route"}] * 2
 
 
-def test_the_prompt_is_never_stored(base: str, fake: FakeUpstream, home: Path) -> None:
-    client(base).chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
+def test_the_prompt_is_never_stored(oa: openai.OpenAI, home: Path) -> None:
+    oa.chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
     stored = b"".join(p.read_bytes() for p in home.glob("benchwarmers.db*"))
     assert b"weather agent" not in stored and MARKER.encode() not in stored
 
 
-def test_tool_loop_streamed(base: str, fake: FakeUpstream) -> None:
+def test_tool_loop_streamed(oa: openai.OpenAI, fake: FakeUpstream) -> None:
     fake.script["alpha"] += [tool_call("call_s1", "get_weather", {"city": "Oslo"}), said("Oslo: 3C, snow.")]
-    oa = client(base)
     chunks = list(oa.chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER],
                                              stream=True, stream_options={"include_usage": True}))
     assert {c.model for c in chunks} == {"bench/agents"}
@@ -134,8 +134,8 @@ def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str)
         assert nobody.status_code == 503 and nobody.json()["error"]["code"] == 503
 
 
-def test_a_verdict_on_a_route_call(base: str, fake: FakeUpstream) -> None:
-    reply = client(base).chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
+def test_a_verdict_on_a_route_call(base: str, oa: openai.OpenAI) -> None:
+    reply = oa.chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
     call = reply.model_extra["bench"]["call"]
     verdict = httpx.post(base + "/bench/verdict", json={"call": call, "useful": True, "note": "fixed it"}, timeout=10)
     assert verdict.status_code == 200 and verdict.json()["recorded"]["call"] == call
