@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, tokens
+from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, route_responses, tokens
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
@@ -335,7 +335,7 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
 
 
-DIALECT = Dialect("responses", parse, respond, render_error)
+DIALECT = Dialect("responses", parse, respond, render_error, route_responses.respond_route)
 
 
 @guarded(render_error)
