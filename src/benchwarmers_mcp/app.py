@@ -19,10 +19,11 @@ from benchwarmers_mcp import __version__, admin_api, mcp_server
 from benchwarmers_mcp.calling import ModelCaller
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
-from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat
+from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat, quotas
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.guard import Guard
 from benchwarmers_mcp.keystore import KeyStore
+from benchwarmers_mcp.limits import resting_now
 from benchwarmers_mcp.security_routes import install as install_security
 from benchwarmers_mcp.security_routes import routes as security_routes
 from benchwarmers_mcp.settings import Settings
@@ -49,6 +50,7 @@ def routes() -> list[BaseRoute]:
         *security_routes(),
         *admin_api.routes(),
         *mcp_server.routes(),
+        *quotas.routes(),
     ]
     return table
 
@@ -75,6 +77,7 @@ def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -
             app.state.ctx = ctx
             # -- lifespan hooks of other faces go here --
             install_security(ctx)
+            ctx.extras["resting"] = resting_now(db)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
             try:
                 yield

@@ -1,4 +1,5 @@
-"""What providers say about their limits, read into plain values. Pure parsing: no store, no clock.
+"""What providers say about their limits, read into plain values. Pure parsing: no store, no clock,
+no imports from the package (so the store can hold its records, as it holds messages).
 
 Sources: the ``x-ratelimit-*`` family (OpenAI, Groq, Cerebras, and OpenRouter's bare form on a
 429), ``anthropic-ratelimit-*``, ``retry-after-ms`` / ``retry-after``, Gemini's ``RetryInfo`` and

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 from benchwarmers_mcp.quota import QuotaRecord
 from benchwarmers_mcp.store import ledger
 from benchwarmers_mcp.store.db import Database, Transaction
-from benchwarmers_mcp.store.endpoints import Endpoint, _row as endpoint_row
+from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.store.endpoints import _row as endpoint_row
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
@@ -334,3 +335,8 @@ async def pauses(db: Database, now: float) -> dict[str, dict[str, Any]]:
 async def connections(db: Database) -> list[str]:
     rows = await db.fetchall(f"SELECT DISTINCT {CONNECTION_OF} FROM endpoints e ORDER BY 1")
     return [r[0] for r in rows]
+
+
+async def model_connections(db: Database) -> dict[str, str]:
+    rows = await db.fetchall(f"SELECT m.alias, {CONNECTION_OF} FROM models m JOIN endpoints e ON e.name = m.endpoint")
+    return {r[0]: r[1] for r in rows}

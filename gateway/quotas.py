@@ -1,0 +1,129 @@
+"""Quotas and limits over HTTP.
+
+``GET /bench/quotas``: per connection, each window with what is used and left and when it resets,
+who is resting and until when, whether the connection is paused, and this month's usage.
+``GET /api/limits``: the limits set or learned, open alerts, models pending retirement.
+``POST /api/limits``: set limits for a connection or a model, ``null`` removes one::
+
+    {"connection": "groq", "rpm": 30, "rpd": 1000, "tpm": 12000}
+    {"model": "llama-3.3-70b", "rpm": 10, "tpd": null}
+
+``POST /api/limits/resume``: end a connection's pause or a model's rest now
+(``{"connection": "groq"}`` or ``{"model": "llama-3.3-70b"}``). Errors in OpenAI's shape.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from benchwarmers_mcp import limits, quota
+from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.dispatch import context, guarded
+from benchwarmers_mcp.gateway.openai_chat import render_error
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import limits as limit_store
+
+Count = int | None
+
+
+class Subject(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    connection: str | None = Field(None, min_length=1, max_length=64)
+    model: str | None = Field(None, min_length=1, max_length=64)
+
+    @model_validator(mode="after")
+    def one_subject(self) -> Subject:
+        if (self.connection is None) == (self.model is None):
+            raise ValueError("give exactly one of connection or model")
+        return self
+
+
+class LimitsIn(Subject):
+    rpm: Count = Field(None, ge=1)
+    rpd: Count = Field(None, ge=1)
+    rpmo: Count = Field(None, ge=1)
+    tpm: Count = Field(None, ge=1)
+    tpd: Count = Field(None, ge=1)
+
+
+def _parse(cls: type[Subject], body: dict[str, Any]) -> Any:
+    try:
+        return cls.model_validate(body)
+    except ValidationError as e:
+        where = "; ".join(f"{'.'.join(str(x) for x in err['loc']) or 'body'}: {err['msg']}" for err in e.errors()[:5])
+        raise BadRequest(f"invalid limits: {where}") from None
+
+
+async def _check_subject(db: Database, subject: Subject) -> tuple[str, str]:
+    if subject.connection is not None:
+        if subject.connection not in await limit_store.connections(db):
+            raise NotFound(f"no connection named {subject.connection!r}; connections are endpoint names"
+                           " (or the connection an endpoint names)")
+        return "connection", subject.connection
+    assert subject.model is not None
+    if await db.fetchval("SELECT 1 FROM models WHERE alias = ?", (subject.model,)) is None:
+        raise NotFound(f"no model with alias {subject.model!r}")
+    return "model", subject.model
+
+
+def _listing(items: list[limit_store.UserLimit]) -> list[dict[str, Any]]:
+    return [{"scope": i.scope, "subject": i.subject, "name": i.name, "value": i.value, "source": i.source}
+            for i in items]
+
+
+@guarded(render_error)
+async def get_quotas(request: Request) -> Response:
+    return JSONResponse(await limits.overview(context(request).db, time.time()))
+
+
+@guarded(render_error)
+async def get_limits(request: Request) -> Response:
+    db = context(request).db
+    pending = [{"alias": p["alias"], "connection": p["connection"], "since": quota.iso(p["pending_retire_at"]),
+                "why": p["pending_why"]} for p in await limit_store.pending_retirements(db)]
+    alerts = [{**a, "at": quota.iso(a["at"])} for a in await limit_store.open_alerts(db)]
+    return JSONResponse({"limits": _listing(await limit_store.all_limits(db)), "alerts": alerts,
+                         "pending_retirement": pending})
+
+
+@guarded(render_error)
+async def post_limits(request: Request) -> Response:
+    ctx = context(request)
+    body = await read_json(request, ctx.settings.max_body)
+    wanted: LimitsIn = _parse(LimitsIn, body)
+    scope, subject = await _check_subject(ctx.db, wanted)
+    names = [n for n in limit_store.LIMIT_NAMES if n in body]
+    if not names:
+        raise BadRequest(f"name at least one limit: {', '.join(limit_store.LIMIT_NAMES)} (null removes one)")
+    if scope == "model" and "rpmo" in names:
+        raise BadRequest("rpmo (requests a calendar month) is set per connection, not per model")
+    for name in names:
+        await limit_store.set_limit(ctx.db, scope, subject, name, getattr(wanted, name))
+    mine = [i for i in await limit_store.all_limits(ctx.db) if (i.scope, i.subject) == (scope, subject)]
+    return JSONResponse({"ok": True, "scope": scope, "subject": subject, "limits": _listing(mine)})
+
+
+@guarded(render_error)
+async def post_resume(request: Request) -> Response:
+    ctx = context(request)
+    wanted: Subject = _parse(Subject, await read_json(request, ctx.settings.max_body))
+    scope, subject = await _check_subject(ctx.db, wanted)
+    changed = await limit_store.resume(ctx.db, **{scope if scope == "connection" else "alias": subject})
+    return JSONResponse({"ok": True, "scope": scope, "subject": subject, "resumed": changed > 0})
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/bench/quotas", get_quotas, methods=["GET"]),
+        Route("/api/limits", get_limits, methods=["GET"]),
+        Route("/api/limits", post_limits, methods=["POST"]),
+        Route("/api/limits/resume", post_resume, methods=["POST"]),
+    ]

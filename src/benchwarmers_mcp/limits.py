@@ -1,0 +1,426 @@
+"""Pacing and what failures do: the decisions; the state is in ``store/limits.py``.
+
+Before a call (``Pacer.admit``): a resting model or a paused connection is not called; where a
+limit applies (the user's rpm/rpd/rpmo/tpm/tpd per connection or model, learned limits, windows a
+provider reported) the call is counted against the ledger plus the calls in flight, inside one
+``BEGIN IMMEDIATE`` transaction so every process on the data folder agrees. A call that fits is
+registered in flight; one that does not waits when the window frees before its deadline, else it
+is refused without being sent (``RateLimited``, naming the limit and when it resets). A connection
+with nothing limiting it costs no transaction at all: the one gate query says so.
+
+After a call (``consequences``): a 429 rests the model (the stated wait, else 30 minutes, at most
+24 hours), a 5xx cools it down, timeouts in a row rest it, a 404 marks it for retirement, and a
+refused key or billing problem pauses the whole connection with an alert.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import httpx
+
+from benchwarmers_mcp import quota
+from benchwarmers_mcp.errors import (
+    AuthOrBilling,
+    ModelGone,
+    ProviderError,
+    RateLimited,
+    UpstreamFailure,
+    UpstreamTimeout,
+)
+from benchwarmers_mcp.messages import Image, ModelRequest, Text, ToolCall, ToolResult
+from benchwarmers_mcp.store import Database, ledger
+from benchwarmers_mcp.store import limits as store
+from benchwarmers_mcp.store.limits import Gate, Settlement, Spend, StoredQuota, UserLimit
+
+MONTH = -1.0  # the span of rpmo: the UTC calendar month
+SPANS: dict[str, tuple[str, float, str]] = {
+    "rpm": ("requests", 60.0, "minute"),
+    "rpd": ("requests", 86400.0, "day"),
+    "rpmo": ("requests", MONTH, "month"),
+    "tpm": ("tokens", 60.0, "minute"),
+    "tpd": ("tokens", 86400.0, "day"),
+}
+NOT_SENT = "rate limit (not sent; paced by the bench)"
+
+
+@dataclass(frozen=True)
+class PacingPolicy:
+    margin: float = 2.0  # a wait must end this long before the call's deadline
+    recheck: float = 5.0  # while waiting, look again at least this often
+    short_wait: float = 5.0  # a 429 asking for at most this long is retried; longer rests the model
+    default_rest: float = 1800.0  # a 429 that states no wait
+    max_rest: float = 86400.0
+    failure_rest: float = 60.0  # a 5xx after its retries
+    strike_limit: int = 3  # timeouts in a row that rest a model ...
+    strike_rest: float = 600.0  # ... for this long
+    pause: float = 3600.0  # a refused key or billing problem pauses its connection
+    retries: int = 2
+    backoff: float = 0.5
+    inflight_grace: float = 60.0  # an in-flight entry outlives its deadline by this much
+
+
+@dataclass(frozen=True)
+class Block:
+    what: str
+    free_at: float | None  # None: never, within this window (the call alone is larger than the limit)
+
+
+def month_start(now: float) -> float:
+    moment = datetime.fromtimestamp(now, UTC)
+    return datetime(moment.year, moment.month, 1, tzinfo=UTC).timestamp()
+
+
+def next_month(now: float) -> float:
+    moment = datetime.fromtimestamp(now, UTC)
+    year, month = (moment.year + 1, 1) if moment.month == 12 else (moment.year, moment.month + 1)
+    return datetime(year, month, 1, tzinfo=UTC).timestamp()
+
+
+def window_start(span: float, now: float) -> float:
+    return month_start(now) if span == MONTH else now - span
+
+
+def request_tokens(request: ModelRequest) -> int:
+    """The bench's estimate of a request's input tokens (characters / 4 + 10%, 2,500 per image)."""
+    chars, images = len(request.system or ""), 0
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, Text):
+                chars += len(part.text)
+            elif isinstance(part, Image):
+                images += 1
+            elif isinstance(part, ToolCall):
+                chars += len(part.name) + len(part.arguments)
+            elif isinstance(part, ToolResult):
+                chars += len(part.content)
+    return int(chars / 4 * 1.1) + 2500 * images
+
+
+def _amount(spend: Spend, metric: str) -> int:
+    if metric == "requests":
+        return spend.requests
+    if metric == "input-tokens":
+        return spend.tokens_in
+    if metric == "output-tokens":
+        return spend.tokens_out
+    return spend.tokens_in + spend.tokens_out
+
+
+def _need(metric: str, tokens: int) -> int:
+    return {"requests": 1, "output-tokens": 0}.get(metric, tokens)
+
+
+def _subject(limit_scope: str, connection: str, alias: str) -> str:
+    return f"connection {connection}" if limit_scope == "connection" else f"model {alias}"
+
+
+def check_limit(limit: UserLimit, spends: list[Spend], tokens: int, now: float, connection: str,
+                alias: str) -> Block | None:
+    """Does one more call fit under this limit? ``spends`` are this limit's scope, oldest first."""
+    metric, span, window = SPANS[limit.name]
+    since = window_start(span, now)
+    counted = [s for s in spends if s.t >= since]
+    used, need = sum(_amount(s, metric) for s in counted), _need(metric, tokens)
+    if used + need <= limit.value:
+        return None
+    unit = "requests" if metric == "requests" else "tokens"
+    what = (f"{limit.name} {limit.value:,} on {_subject(limit.scope, connection, alias)}"
+            f"{' (learned from the provider)' if limit.source == 'learned' else ''}: {used:,} {unit} this {window}")
+    if need > limit.value:
+        return Block(f"{what}, and this call alone is about {need:,} {unit}", None)
+    if span == MONTH:
+        return Block(what, next_month(now))
+    freed = 0
+    for s in counted:
+        freed += _amount(s, metric)
+        if used - freed + need <= limit.value:
+            return Block(what, s.t + span)
+    return Block(what, now + span)
+
+
+def check_quota(q: StoredQuota, spends: list[Spend], tokens: int, now: float) -> Block | None:
+    """A provider's reported window: its ``remaining`` minus what was sent since it said so."""
+    r = q.record
+    if r.remaining is None or r.reset_at is None or r.reset_at <= now:
+        return None
+    sent = sum(_amount(s, r.metric) for s in spends if s.t >= q.observed_at)
+    available, need = r.remaining - sent, _need(r.metric, tokens)
+    if available > 0 and need <= available:
+        return None
+    who = f"model {q.alias}" if q.alias else f"connection {q.connection}"
+    limit = f" of {r.limit:,}" if r.limit is not None else ""
+    what = f"{r.metric} per {r.window or 'window'}{limit} on {who} (reported by the provider): {max(0, available):,} left"
+    if r.limit is not None and need > r.limit:
+        return Block(f"{what}, and this call alone is about {need:,}", None)
+    return Block(what, r.reset_at)
+
+
+def worst(blocks: list[Block]) -> Block | None:
+    """Every block must clear: the one that frees last (or never) decides."""
+    if not blocks:
+        return None
+    never = [b for b in blocks if b.free_at is None]
+    return never[0] if never else max(blocks, key=lambda b: b.free_at or 0.0)
+
+
+def refusal(block: Block, now: float) -> RateLimited:
+    if block.free_at is None:
+        return RateLimited(f"{NOT_SENT}: {block.what}")
+    wait = max(0.0, block.free_at - now)
+    return RateLimited(f"{NOT_SENT}: {block.what}; try again in {quota.describe_wait(wait)}", retry_after=wait)
+
+
+def rest_refusal(alias: str, gate: Gate, now: float) -> ProviderError:
+    """A resting model is not called: a rate limit stays a rate limit, a failure cool-down a failure."""
+    why = gate.rest_why or "a rate limit"
+    wait = max(0.0, (gate.rest_until or now) - now)
+    text = f"model {alias} is resting after {why}; try again in {quota.describe_wait(wait)}"
+    if why.startswith(("upstream 429", "pacing")):
+        return RateLimited(f"{NOT_SENT}: {text}", retry_after=wait)
+    return UpstreamFailure(f"not sent: {text}", retry_after=wait)
+
+
+class Refused(Exception):
+    """Raised by ``Pacer.admit``: the call was not sent. ``rest`` is how long the model should rest."""
+
+    def __init__(self, error: ProviderError, rest: tuple[float, str] | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.rest = rest
+
+
+class Pacer:
+    def __init__(self, db: Database, policy: PacingPolicy) -> None:
+        self.db = db
+        self.policy = policy
+
+    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float) -> int | None:
+        """Wait until the call fits or raise ``Refused``; returns its in-flight ticket, if it needs one.
+
+        ``deadline`` is wall-clock (epoch seconds), since windows are shared across processes.
+        """
+        while True:
+            now = time.time()
+            if gate.paused_until and gate.paused_until > now:
+                raise Refused(AuthOrBilling(
+                    f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
+                    f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it"
+                    f" (POST /api/limits/resume)"))
+            block = None
+            if gate.rest_until and gate.rest_until > now:
+                block = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}", gate.rest_until)
+            ticket = None
+            if block is None and gate.limited:
+                ticket, block = await self._try(gate, alias, tokens, deadline, now)
+            if block is None:
+                return ticket
+            resting = ticket is None and gate.rest_until is not None and gate.rest_until > now
+            if resting and (gate.rest_until or now) - now > self.policy.short_wait:
+                raise Refused(rest_refusal(alias, gate, now))  # a panel never waits out a long rest
+            if block.free_at is None or block.free_at > deadline - self.policy.margin:
+                if resting:
+                    raise Refused(rest_refusal(alias, gate, now))
+                rest = None if block.free_at is None else (block.free_at, f"pacing: {block.what}")
+                raise Refused(refusal(block, now), rest)
+            await anyio.sleep(max(0.01, min(block.free_at - now, self.policy.recheck)))
+            gate = await store.gate(self.db, gate.endpoint.name, alias, time.time()) or gate
+
+    async def _try(self, gate: Gate, alias: str, tokens: int, deadline: float,
+                   now: float) -> tuple[int | None, Block | None]:
+        async with self.db.transaction() as tx:
+            await store.expire_inflight(tx, now)
+            block = await self.blocking(tx, gate.connection, alias, tokens, now)
+            if block is not None:
+                return None, block
+            ticket = await store.add_inflight(tx, gate.connection, alias, tokens, now,
+                                              deadline + self.policy.inflight_grace)
+            return ticket, None
+
+    async def blocking(self, reader: store.Reader, connection: str, alias: str, tokens: int,
+                       now: float) -> Block | None:
+        limits = await store.limits_for(reader, connection, alias)
+        quotas = await store.live_quotas(reader, connection, alias, now)
+        if not limits and not quotas:
+            return None
+        scopes: dict[str, float] = {}
+        for limit in limits:
+            key = "connection" if limit.scope == "connection" else "model"
+            scopes[key] = min(scopes.get(key, now), window_start(SPANS[limit.name][1], now))
+        for q in quotas:
+            key = "model" if q.alias else "connection"
+            scopes[key] = min(scopes.get(key, now), q.observed_at)
+        spent = {key: await store.spends(reader, connection, alias if key == "model" else None, since)
+                 for key, since in scopes.items()}
+        blocks = [check_limit(limit, spent[limit.scope], tokens, now, connection, alias) for limit in limits]
+        blocks += [check_quota(q, spent["model" if q.alias else "connection"], tokens, now) for q in quotas]
+        return worst([b for b in blocks if b is not None])
+
+
+# -- retries --
+
+def is_connection_error(error: ProviderError) -> bool:
+    return isinstance(error, UpstreamFailure) and error.upstream_status is None and isinstance(
+        error.__cause__, httpx.TransportError)
+
+
+def retry_wait(policy: PacingPolicy, error: ProviderError, attempt: int) -> float | None:
+    """Seconds to wait before another try of a call that failed on attempt ``attempt``, or None."""
+    if attempt > policy.retries:
+        return None
+    status = error.upstream_status
+    backoff = policy.backoff * 2 ** (attempt - 1)
+    if isinstance(error, RateLimited):
+        wait = error.retry_after if error.retry_after is not None else quota.wait_in_text(error.message)
+        return wait if status == 429 and wait is not None and wait <= policy.short_wait else None
+    if isinstance(error, (AuthOrBilling, ModelGone)):
+        return None
+    if status in (408, 409) or (status is not None and status >= 500):
+        if error.retry_after is not None:
+            return error.retry_after if error.retry_after <= policy.short_wait else None
+        return backoff
+    return backoff if is_connection_error(error) else None
+
+
+# -- after a call --
+
+@dataclass
+class Seen:
+    """The last upstream response of a call: status, headers, host and (for errors) the body."""
+
+    status: int = 0
+    headers: Mapping[str, str] | None = None
+    host: str = ""
+    body: bytes = b""
+
+    @classmethod
+    def of(cls, response: httpx.Response | None) -> Seen:
+        if response is None:
+            return cls()
+        body = b""
+        if response.status_code >= 400:
+            try:
+                body = response.content
+            except httpx.ResponseNotRead:
+                body = b""
+        return cls(response.status_code, dict(response.headers), response.request.url.host, body)
+
+    def envelope(self) -> dict[str, Any]:
+        return quota.error_envelope(self.body) if self.body else {}
+
+
+def account_problem(error: ProviderError, seen: Seen) -> str | None:
+    status = error.upstream_status or (seen.status if seen.status >= 400 else None)
+    if isinstance(error, AuthOrBilling) and status is None:
+        return "auth"
+    return quota.account_problem(status, seen.envelope())
+
+
+def _clamp(policy: PacingPolicy, seconds: float) -> float:
+    return min(max(seconds, 1.0), policy.max_rest)
+
+
+def consequences(policy: PacingPolicy, s: Settlement, gate: Gate, error: BaseException | None, seen: Seen,
+                 now: float) -> None:
+    """Fill a settlement with what this call's outcome teaches: quotas, rests, pauses, alerts."""
+    alias, connection = s.row.alias, gate.connection
+    message = getattr(error, "message", "") or ""
+    if seen.headers:
+        s.quotas += quota.records_from_headers(seen.headers, seen.host, now, status=seen.status, message=message)
+    if error is None:
+        s.clear_strikes, s.clear_pending = gate.strikes > 0, gate.pending_retire
+        return
+    if not isinstance(error, ProviderError):
+        return
+    problem = account_problem(error, seen)
+    if problem:
+        why = f"{'billing or quota' if problem == 'billing' else 'the key was refused'}: {message[:300]}"
+        s.pause = (now + policy.pause, why)
+        s.alerts.append((problem, connection, f"connection {connection} paused: {why}"))
+    elif isinstance(error, ModelGone):
+        s.retire_why = message[:300]
+        s.alerts.append(("model_gone", alias, f"{alias} may be gone (pending retirement): {message[:300]}"))
+    elif isinstance(error, RateLimited) and error.upstream_status == 429:
+        envelope = seen.envelope()
+        wait = quota.stated_wait(seen.headers or {}, envelope, message, now)
+        wait = error.retry_after if wait is None else wait
+        s.quotas += quota.records_from_body(envelope, now, wait)
+        s.learned += quota.learned_limits(message)
+        s.rest = (now + _clamp(policy, policy.default_rest if wait is None else wait), f"upstream 429: {message[:200]}")
+    elif isinstance(error, UpstreamTimeout):
+        s.strike = (policy.strike_limit, now + policy.strike_rest, f"{policy.strike_limit} timeouts in a row")
+    elif error.upstream_status is not None and error.upstream_status >= 500:
+        wait = error.retry_after if error.retry_after is not None else policy.failure_rest
+        s.rest = (now + _clamp(policy, wait), f"upstream {error.upstream_status}: {message[:200]}")
+
+
+
+# -- what is used and left, for GET /bench/quotas --
+
+def limit_window(limit: UserLimit, spends: list[Spend], now: float) -> dict[str, Any]:
+    metric, span, window = SPANS[limit.name]
+    counted = [s for s in spends if s.t >= window_start(span, now)]
+    used = sum(_amount(s, metric) for s in counted)
+    if span == MONTH:
+        resets = next_month(now) if used else None
+    else:
+        resets = counted[0].t + span if counted else None
+    return {"metric": metric, "window": window, "limit": limit.value, "used": used,
+            "remaining": max(0, limit.value - used), "resets_at": quota.iso(resets),
+            "alias": limit.subject if limit.scope == "model" else None, "source": limit.source, "name": limit.name}
+
+
+def quota_window(q: StoredQuota, spends: list[Spend], now: float) -> dict[str, Any]:
+    r = q.record
+    live = r.reset_at is not None and r.reset_at > now
+    sent = sum(_amount(s, r.metric) for s in spends if s.t >= q.observed_at) if live else 0
+    remaining = None if r.remaining is None else (max(0, r.remaining - sent) if live else r.remaining)
+    used = r.limit - remaining if r.limit is not None and remaining is not None else None
+    return {"metric": r.metric, "window": r.window or None, "limit": r.limit, "used": used, "remaining": remaining,
+            "resets_at": quota.iso(r.reset_at), "alias": q.alias or None, "source": r.source,
+            "observed_at": quota.iso(q.observed_at)}
+
+
+async def overview(db: Database, now: float) -> dict[str, Any]:
+    """Per connection: every window with what is used and left and when it resets, who rests, pauses."""
+    owners = await store.model_connections(db)
+    names = set(await store.connections(db))
+    by_connection: dict[str, list[dict[str, Any]]] = {}
+    for limit in await store.all_limits(db):
+        connection = limit.subject if limit.scope == "connection" else owners.get(limit.subject)
+        if connection is None:
+            continue
+        alias = limit.subject if limit.scope == "model" else None
+        spends = await store.spends(db, connection, alias, window_start(SPANS[limit.name][1], now))
+        by_connection.setdefault(connection, []).append(limit_window(limit, spends, now))
+    for q in await store.shown_quotas(db, now - 7 * 86400):
+        spends = await store.spends(db, q.connection, q.alias or None, q.observed_at)
+        by_connection.setdefault(q.connection, []).append(quota_window(q, spends, now))
+    resting: dict[str, list[dict[str, Any]]] = {}
+    for r in await store.rests(db, now):
+        resting.setdefault(owners.get(r["alias"], r["connection"]), []).append(
+            {"alias": r["alias"], "until": quota.iso(r["rest_until"]), "why": r["rest_why"]})
+    paused = await store.pauses(db, now)
+    month = await ledger.totals(db, month_start(now))
+    out = []
+    for name in sorted(names | set(by_connection) | set(resting) | set(paused)):
+        pause = paused.get(name)
+        out.append({"connection": name, "windows": by_connection.get(name, []), "resting": resting.get(name, []),
+                    "paused": {"until": quota.iso(pause["until"]), "why": pause["why"]} if pause else None,
+                    "month": month.get(name, {"calls": 0, "attempts": 0, "tokens_in": 0, "tokens_out": 0,
+                                              "reasoning": 0})})
+    return {"connections": out, "at": quota.iso(now)}
+
+
+def resting_now(db: Database) -> Callable[[], Awaitable[list[str]]]:
+    """The ``ctx.extras["resting"]`` hook: aliases resting now (rests and paused connections)."""
+
+    async def resting() -> list[str]:
+        return await store.resting_aliases(db, time.time())
+
+    return resting
