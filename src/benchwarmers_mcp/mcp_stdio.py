@@ -57,9 +57,11 @@ class Remote:
             timeout = DEFAULT_TIMEOUT
         return cls(url, (env.get("BENCHWARMERS_KEY") or "").strip() or None, max(1.0, timeout))
 
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}
+
     def client(self) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, follow_redirects=False,
+        return httpx.AsyncClient(base_url=self.url, headers=self.headers(), follow_redirects=False,
                                  timeout=httpx.Timeout(self.timeout, connect=10.0))
 
     def not_running(self) -> str:

@@ -1,0 +1,310 @@
+"""MCP over streamable HTTP on the server's own port, judged by the official ``mcp`` client against a
+real server: the tool list, ``ask`` with progress, ``verdict``, ``list_collections``, refusals as
+``isError`` results, both protocol eras, ``/mcp`` and ``/v1/mcp``, and the same Host and key checks
+as ``/v1``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from benchwarmers_mcp import gateway_keys
+from benchwarmers_mcp.messages import estimate_text_tokens
+from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+from tests.seed import seed
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {"list_collections", "ask", "verdict", "pending_verdicts"}
+
+
+# ---- helpers shared by the MCP test modules ------------------------------------------------------
+
+def seed_bench(home: Path) -> None:
+    """Simulated models: ``core`` (two members, two explorers) and ``shaky`` (a member that fails)."""
+    seed(home, base_url=None, api="simulated", endpoint="sim",
+         served={"sage": "sage?latency=0.2", "quill": "quill?latency=0.3", "lark": "lark", "ferret": "ferret"},
+         collections={"core": ["sage", "quill"]})
+    seed(home, base_url=None, api="simulated", endpoint="sim", served={"mole": "mole?fail=500"},
+         collections={"shaky": ["mole", "sage"]}, ad_hoc=True)
+
+
+def benchwarmers_script() -> str:
+    """The installed console script, next to this Python."""
+    return str(Path(sys.executable).parent / "benchwarmers")
+
+
+class Seen:
+    """A progress callback that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[float, float | None, str | None]] = []
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.events.append((progress, total, message))
+
+    @property
+    def values(self) -> list[float]:
+        return [e[0] for e in self.events]
+
+    @property
+    def messages(self) -> list[str]:
+        return [e[2] or "" for e in self.events]
+
+
+def summary_of(result: Any) -> dict[str, Any]:
+    """The JSON block of an ``ask`` result's second text item (after its one-line instruction)."""
+    note, _, block = result.content[1].text.partition("\n")
+    assert "verdict" in note and "Name every seat" in note
+    return json.loads(block)
+
+
+def assert_panel(result: Any, seen: Seen, collection: str = "bench/core") -> dict[str, Any]:
+    assert not result.is_error, result.content[0].text
+    content = result.content[0].text
+    summary = summary_of(result)
+    assert summary["collection"] == collection
+    assert content.startswith(f"Bench {collection} {summary['panel']}")
+    total = len(summary["seats"])
+    for seat in summary["seats"]:
+        assert f"`{seat['call']}`" in content
+        assert seat["call"].startswith(summary["panel"] + ".")
+        assert "answer" not in seat  # every answer is already in the content
+    assert seen.values == sorted(set(seen.values)), "progress must only ever grow"
+    assert seen.values[-1] == total
+    assert {e[1] for e in seen.events} == {float(total)}
+    assert f"1 of {total} seats answered" in seen.messages
+    assert f"{total} of {total} seats answered" in seen.messages
+    return summary
+
+
+async def tools_of(client: Client) -> dict[str, Any]:
+    return {t.name: t for t in (await client.list_tools()).tools}
+
+
+# ---- fixtures ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.5)
+
+
+@pytest.fixture
+def base(home: Path, request: pytest.FixtureRequest) -> str:
+    seed_bench(home)
+    return request.getfixturevalue("gateway")
+
+
+# ---- the tool list -----------------------------------------------------------------------------
+
+async def test_tool_list_is_strict_small_and_carries_the_rules(base: str) -> None:
+    async with Client(base + "/mcp") as client:
+        assert client.server_info.name == "benchwarmers"
+        assert client.server_info.title == "Benchwarmers"
+        assert "agreement is not evidence" in (client.instructions or "")
+        listed = await client.list_tools()
+    tools = {t.name: t for t in listed.tools}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.input_schema["type"] == "object"
+        assert tool.input_schema["additionalProperties"] is False
+        assert tool.title and tool.description
+    assert tools["ask"].input_schema["required"] == ["collection", "prompt"]
+    assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "system", "merged", "with"}
+    assert tools["verdict"].input_schema["required"] == ["call", "useful"]
+    assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false"}
+    assert set(tools["pending_verdicts"].input_schema["properties"]) == {"session", "transcript", "active"}
+    assert "type" not in tools["pending_verdicts"].input_schema["properties"]["active"]
+    assert tools["verdict"].annotations.idempotent_hint is True
+    assert tools["list_collections"].annotations.read_only_hint is True
+    assert tools["ask"].annotations.open_world_hint is True
+    for rule in ("not a favourite model", "real text", "Verify every claim", "name every seat", "verdict per"):
+        assert rule in tools["ask"].description
+    assert "real" in tools["verdict"].description and "false" in tools["verdict"].description
+    wire = json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True))
+    assert estimate_text_tokens(wire) < 2000
+
+
+# ---- ask, verdict, list_collections over both eras and both paths --------------------------------
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("path", ["/mcp", "/v1/mcp"])
+async def test_ask_with_progress_then_verdict(base: str, mode: str, path: str) -> None:
+    seen = Seen()
+    async with Client(base + path, mode=mode) as client:
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+        result = await client.call_tool("ask", {"collection": "core", "prompt": "Where can this go stale?"},
+                                        progress_callback=seen)
+        summary = assert_panel(result, seen)
+        assert [s["alias"] for s in summary["seats"][:2]] == ["sage", "quill"]
+        assert {s["status"] for s in summary["seats"]} == {"ok"}
+        call = summary["seats"][0]["call"]
+        verdict = {"call": call, "useful": True, "note": "checked", "real": ["the cache is refreshed late"],
+                   "false": ["the loop is off by one"]}
+        recorded = await client.call_tool("verdict", verdict)
+        again = await client.call_tool("verdict", verdict)
+    assert not recorded.is_error
+    assert recorded.content[0].text == f"Recorded {call}: useful, 1 real, 1 false."
+    assert again.content[0].text == f"Already recorded {call}: useful, 1 real, 1 false (unchanged)."
+    record = httpx.get(base + "/bench/record", params={"collection": "bench/core"}).json()
+    assert record["aliases"]["sage"]["useful"] == 1
+
+
+async def test_ask_names_errors_nominees_and_system(base: str, home: Path) -> None:
+    seen = Seen()
+    async with Client(base + "/mcp") as client:
+        result = await client.call_tool("ask", {"collection": "bench/shaky", "prompt": "Review this.",
+                                                "system": "Be terse.", "with": ["ferret"]},
+                                        progress_callback=seen)
+    summary = assert_panel(result, seen, "bench/shaky")
+    seats = {s["alias"]: s for s in summary["seats"]}
+    assert seats["mole"]["status"] == "error" and "500" in seats["mole"]["error"]
+    assert seats["ferret"]["seat"] == "explorer"
+    assert "_error:" in result.content[0].text
+    async with Database(home / "benchwarmers.db") as db:
+        row = await db.fetchone("SELECT system, prompt, key_name FROM panels WHERE id = ?", (summary["panel"],))
+    assert tuple(row) == ("Be terse.", "Review this.", "local")
+
+
+async def test_merged_ask_reports_the_merge(base: str) -> None:
+    seen = Seen()
+    async with Client(base + "/mcp") as client:
+        result = await client.call_tool("ask", {"collection": "core", "prompt": "Pick one.", "merged": True},
+                                        progress_callback=seen)
+    assert not result.is_error
+    summary = summary_of(result)
+    seats = len(summary["seats"])
+    assert summary["merger"]["call"] == summary["panel"] + ".merger"
+    assert all(s.get("answer") for s in summary["seats"])  # merged: the seats' own answers ride along
+    assert "Merged by" in result.content[0].text
+    assert seen.values[-1] == seats + 1
+    assert f"{seats} of {seats} seats answered; merging" in seen.messages
+    assert seen.messages[-1] == "merged"
+
+
+async def test_list_collections(base: str) -> None:
+    async with Client(base + "/mcp", mode="legacy") as client:
+        result = await client.call_tool("list_collections", {})
+    assert not result.is_error
+    listed = {c["name"]: c for c in json.loads(result.content[0].text)}
+    assert set(listed) == {"core", "shaky"}
+    core = listed["core"]
+    assert core["members"] == ["sage", "quill"]
+    assert core["explorers"] == 2 and core["reply"] == "all"
+    assert {"description", "tags", "shape", "merger", "context_window", "capabilities"} <= set(core)
+
+
+async def test_empty_bench_says_how_to_make_a_collection(gateway: str) -> None:
+    async with Client(gateway + "/mcp") as client:
+        result = await client.call_tool("list_collections", {})
+    assert not result.is_error
+    assert result.content[0].text.startswith("No collections yet")
+
+
+# ---- refusals ----------------------------------------------------------------------------------
+
+async def test_refusals_are_tool_errors_with_clear_text(base: str) -> None:
+    async with Client(base + "/mcp") as client:
+        unknown = await client.call_tool("ask", {"collection": "nope", "prompt": "x"})
+        extra = await client.call_tool("ask", {"collection": "core", "prompt": "x", "model": "gpt"})
+        missing = await client.call_tool("verdict", {"call": "p20200101-000000-abcd.member1"})
+        no_call = await client.call_tool("verdict", {"call": "p20200101-000000-abcd.member1", "useful": True})
+        bad_with = await client.call_tool("ask", {"collection": "core", "prompt": "x", "with": ["nobody"]})
+        still = await client.call_tool("list_collections", {})
+    assert unknown.is_error
+    assert unknown.content[0].text.startswith("Benchwarmers refused ask (404): unknown collection 'nope'")
+    assert extra.is_error and "model" in extra.content[0].text and "Extra inputs" in extra.content[0].text
+    assert missing.is_error and "useful" in missing.content[0].text
+    assert no_call.is_error
+    assert no_call.content[0].text.startswith("Benchwarmers refused verdict (404): no call with id")
+    assert not bad_with.is_error  # an unknown nominee is skipped and said so, never a failure
+    assert "nobody" in json.dumps(summary_of(bad_with).get("skipped", []))
+    assert not still.is_error  # no refusal ever took the session down
+
+
+# ---- transport: no redirect, Host and key checks as on /v1 ---------------------------------------
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw", "version": "1"}}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/v1/mcp", "/mcp/"])
+def test_post_initialize_answers_in_place_without_redirect(base: str, path: str) -> None:
+    response = httpx.post(base + path, json=INITIALIZE, headers=MCP_HEADERS, follow_redirects=False)
+    assert response.status_code == 200
+    assert response.headers.get("mcp-session-id")
+    assert '"protocolVersion":"2025-06-18"' in response.text.replace(" ", "")
+
+
+def test_unknown_host_is_refused_in_json_rpc_shape(base: str) -> None:
+    response = httpx.post(base + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example:80"})
+    assert response.status_code == 403
+    body = response.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert "Host" in body["error"]["message"]
+
+
+def test_foreign_origin_is_refused(base: str) -> None:
+    response = httpx.post(base + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": "https://evil.example"})
+    assert response.status_code == 403
+    assert "Origin" in response.json()["error"]["message"]
+
+
+def test_bad_remind_bodies_are_refused(base: str) -> None:
+    for body in ({"calls": []}, {"session": "s", "calls": "p1.member1"}, {"session": "", "calls": []}):
+        response = httpx.post(base + "/bench/remind", json=body)
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == 400
+
+
+class TestKeys:
+    """With keys required, ``/mcp`` wants a gateway key, and a key's scope holds inside the tools."""
+
+    @pytest.fixture
+    def settings(self, home: Path) -> Settings:
+        return Settings.from_env({}, home=home, config_dir=home.parent / "config", require_keys=True)
+
+    @pytest.fixture
+    def scoped_key(self, home: Path) -> str:
+        seed_bench(home)
+
+        async def make() -> str:
+            async with Database(home / "benchwarmers.db") as db:
+                _, secret = await gateway_keys.create(db, "shaky-only", ["shaky"])
+                return secret
+
+        return anyio.run(make)
+
+    def test_no_key_is_401(self, scoped_key: str, gateway: str) -> None:
+        for auth in ({}, {"Authorization": "Bearer"}):  # the plugin with no key set sends an empty Bearer
+            response = httpx.post(gateway + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **auth})
+            assert response.status_code == 401
+            assert response.json()["error"]["message"].startswith(("missing gateway key", "malformed"))
+
+    async def test_scope_applies_to_ask_and_list(self, scoped_key: str, gateway: str, home: Path) -> None:
+        headers = {"Authorization": f"Bearer {scoped_key}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http, \
+                Client(streamable_http_client(gateway + "/mcp", http_client=http)) as client:
+            listed = await client.call_tool("list_collections", {})
+            refused = await client.call_tool("ask", {"collection": "core", "prompt": "x"})
+            allowed = await client.call_tool("ask", {"collection": "shaky", "prompt": "x"})
+        assert [c["name"] for c in json.loads(listed.content[0].text)] == ["shaky"]
+        assert refused.is_error
+        assert refused.content[0].text.startswith("Benchwarmers refused ask (403): gateway key 'shaky-only'")
+        assert not allowed.is_error
+        panel = summary_of(allowed)["panel"]
+        async with Database(home / "benchwarmers.db") as db:
+            asked_by = await db.fetchval("SELECT key_name FROM panels WHERE id = ?", (panel,))
+        assert asked_by == "shaky-only"
