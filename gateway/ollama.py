@@ -21,7 +21,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
-from benchwarmers_mcp.gateway import collections_view, images, options, panel_stream, panel_view, tokens
+from benchwarmers_mcp.gateway import (
+    collections_view,
+    images,
+    options,
+    panel_stream,
+    panel_view,
+    route_ollama,
+    tokens,
+)
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
@@ -208,8 +216,9 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse({"error": error.message}, status_code=error.status, headers=error.headers)
 
 
-DIALECT = Dialect("ollama", parse, responder("message"), render_error)
-GENERATE = Dialect("ollama-generate", parse_generate, responder("response"), render_error)
+DIALECT = Dialect("ollama", parse, responder("message"), render_error, route_ollama.responder("message"))
+GENERATE = Dialect("ollama-generate", parse_generate, responder("response"), render_error,
+                   route_ollama.responder("response"))
 
 
 async def _load(request: Request, body: dict[str, Any], field: str) -> Response:
