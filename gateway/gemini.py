@@ -189,7 +189,7 @@ def parse_tool_choice(raw: Any) -> Any:
         return None
     mode = str(config.get("mode") or "AUTO").upper()
     allowed = get(config, "allowedFunctionNames")
-    if mode in ("ANY", "VALIDATED") and isinstance(allowed, list) and len(allowed) == 1:
+    if mode in ("ANY", "VALIDATED") and isinstance(allowed, list) and len(allowed) == 1 and isinstance(allowed[0], str):
         return {"type": "function", "function": {"name": allowed[0]}}
     return {"ANY": "required", "NONE": "none"}.get(mode, "auto")
 

@@ -9,6 +9,7 @@ import pytest
 
 from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     MEMBERS,
+    MID_STREAM,
     PDF,
     PNG,
     QUESTION,
@@ -17,6 +18,8 @@ from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     panel,
     settings,
 )
+
+pytestmark = pytest.mark.usefixtures("panel")
 
 
 def client(base: str, **kwargs) -> anthropic.Anthropic:
@@ -27,7 +30,7 @@ def ask(**extra):
     return {"model": "bench/core", "max_tokens": 512, "messages": [{"role": "user", "content": QUESTION}], **extra}
 
 
-def test_whole_reply_reads_every_seat(panel, gateway):
+def test_whole_reply_reads_every_seat(gateway):
     reply = client(gateway).messages.create(**ask(system="Be brief."))
     assert reply.model == "bench/core" and reply.stop_reason == "end_turn"
     text = reply.content[0].text
@@ -38,7 +41,7 @@ def test_whole_reply_reads_every_seat(panel, gateway):
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
 
-def test_stream_helper_reads_every_seat_and_bench(panel, gateway):
+def test_stream_helper_reads_every_seat_and_bench(gateway):
     with client(gateway).messages.stream(**ask(system=[{"type": "text", "text": "Be brief."}])) as stream:
         events = list(stream)
         final = stream.get_final_message()
@@ -50,7 +53,7 @@ def test_stream_helper_reads_every_seat_and_bench(panel, gateway):
     assert {s["alias"] for s in delta.model_extra["bench"]["seats"]} == set(MEMBERS)
 
 
-def test_raw_stream_has_event_lines_and_ping_keepalives(panel, gateway):
+def test_raw_stream_has_event_lines_and_ping_keepalives(gateway):
     with httpx.stream("POST", gateway + "/v1/messages", json=ask(stream=True), timeout=30,
                       headers={"x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
         body = r.read().decode()
@@ -60,7 +63,7 @@ def test_raw_stream_has_event_lines_and_ping_keepalives(panel, gateway):
     assert any(f.startswith("event: ping\n") for f in frames), "a 0.4 s seat outlasts the 0.1 s keep-alive"
 
 
-def test_old_style_x_api_key_client_and_old_version(panel, gateway):
+def test_old_style_x_api_key_client_and_old_version(gateway):
     old = anthropic.Anthropic(base_url=gateway, auth_token="unused", max_retries=0,
                               default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
                                                "anthropic-version": "2023-06-01"})
@@ -68,7 +71,7 @@ def test_old_style_x_api_key_client_and_old_version(panel, gateway):
     assert_every_seat(reply.content[0].text)
 
 
-def test_images_as_base64_and_url_reach_seats_that_can_see(panel, gateway):
+def test_images_as_base64_and_url_reach_seats_that_can_see(gateway):
     content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
                {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
                {"type": "text", "text": "What is in these?"}]
@@ -77,14 +80,14 @@ def test_images_as_base64_and_url_reach_seats_that_can_see(panel, gateway):
     assert_every_seat(reply.content[0].text, ("owl", "hawk"))
 
 
-def test_count_tokens_is_the_estimate(panel, gateway):
+def test_count_tokens_is_the_estimate(gateway):
     text = "x" * 400
     counted = client(gateway).messages.count_tokens(model="bench/core", system="s" * 40,
                                                     messages=[{"role": "user", "content": text}])
     assert counted.input_tokens == int(440 / 4 * 1.1)
 
 
-def test_model_list_in_anthropic_shape(panel, gateway):
+def test_model_list_in_anthropic_shape(gateway):
     ids = [m.id for m in client(gateway).models.list()]
     assert ids == ["bench/core", "bench/core:merged", "bench/core:route",
                    "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
@@ -113,19 +116,20 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "error", "words"), REFUSALS)
-def test_refusals_raise_the_sdk_error_with_the_gateway_message(panel, gateway, change, error, words):
+def test_refusals_raise_the_sdk_error_with_the_gateway_message(gateway, change, error, words):
     with pytest.raises(error) as caught:
         client(gateway).messages.create(**{**ask(), **change})
     assert words in caught.value.body["error"]["message"]
     assert caught.value.body["type"] == "error"
 
 
-def test_mid_stream_failure_raises_in_the_stream(panel, gateway, breaks_mid_stream):
+@pytest.mark.usefixtures("breaks_mid_stream")
+def test_mid_stream_failure_raises_in_the_stream(gateway):
     with pytest.raises(anthropic.APIStatusError) as caught:
         with client(gateway).messages.stream(**ask()) as stream:
             for _ in stream:
                 pass
-    assert breaks_mid_stream in str(caught.value.body)
+    assert MID_STREAM in str(caught.value.body)
 
 
 def test_unknown_route_under_messages_is_anthropic_shaped(gateway):

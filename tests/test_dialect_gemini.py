@@ -12,6 +12,7 @@ from google.genai import errors, types
 
 from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     MEMBERS,
+    MID_STREAM,
     PNG,
     QUESTION,
     assert_every_seat,
@@ -19,6 +20,8 @@ from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     panel,
     settings,
 )
+
+pytestmark = pytest.mark.usefixtures("panel")
 
 
 @pytest.fixture
@@ -32,7 +35,7 @@ def seats_of(response) -> list[dict]:
     return json.loads(response.sdk_http_response.headers["x-bench-seats"])
 
 
-def test_whole_reply_reads_every_seat_and_the_headers_name_the_calls(panel, gclient):
+def test_whole_reply_reads_every_seat_and_the_headers_name_the_calls(gclient):
     reply = gclient.models.generate_content(
         model="bench/core", contents=QUESTION, config=types.GenerateContentConfig(system_instruction="Be brief."))
     assert_every_seat(reply.text)
@@ -44,21 +47,21 @@ def test_whole_reply_reads_every_seat_and_the_headers_name_the_calls(panel, gcli
     assert reply.candidates[0].finish_reason == types.FinishReason.STOP
 
 
-def test_stream_reads_every_seat(panel, gclient):
+def test_stream_reads_every_seat(gclient):
     chunks = list(gclient.models.generate_content_stream(model="bench/core", contents=QUESTION))
     assert_every_seat("".join(c.text or "" for c in chunks))
     assert any(c.text == "" for c in chunks), "keep-alives are chunks with empty text"
     assert chunks[-1].usage_metadata.total_token_count > 0
 
 
-def test_v1beta_and_model_prefix_and_reply_suffix(panel, gateway):
+def test_v1beta_and_model_prefix_and_reply_suffix(gateway):
     client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway, api_version="v1beta"))
     reply = client.models.generate_content(model="models/bench/core:all", contents=QUESTION)
     assert_every_seat(reply.text)
     client.close()
 
 
-def test_inline_and_file_url_images_reach_seats_that_can_see(panel, gateway):
+def test_inline_and_file_url_images_reach_seats_that_can_see(gateway):
     body = {"contents": [{"role": "user", "parts": [
         {"inline_data": {"mime_type": "image/png", "data": PNG}},
         {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/cat.jpg"}},
@@ -68,7 +71,7 @@ def test_inline_and_file_url_images_reach_seats_that_can_see(panel, gateway):
     assert_every_seat(r.json()["candidates"][0]["content"]["parts"][0]["text"], ("owl", "hawk"))
 
 
-def test_without_alt_sse_the_stream_is_one_json_array(panel, gateway):
+def test_without_alt_sse_the_stream_is_one_json_array(gateway):
     r = httpx.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
                    json={"contents": [{"parts": [{"text": QUESTION}]}]}, timeout=30)
     assert r.status_code == 200 and r.headers["x-bench-panel"]
@@ -78,7 +81,7 @@ def test_without_alt_sse_the_stream_is_one_json_array(panel, gateway):
     assert [s["status"] for s in json.loads(r.headers["x-bench-seats"])] == ["pending"] * 3
 
 
-def test_sse_stream_is_bare_data_lines(panel, gateway):
+def test_sse_stream_is_bare_data_lines(gateway):
     with httpx.stream("POST", gateway + "/v1/models/bench/core:streamGenerateContent?alt=sse",
                       json={"contents": [{"parts": [{"text": QUESTION}]}]}, timeout=30) as r:
         body = r.read().decode()
@@ -86,7 +89,7 @@ def test_sse_stream_is_bare_data_lines(panel, gateway):
     assert all(f.startswith("data: {") and "\n" not in f for f in frames)
 
 
-def test_count_tokens_and_model_list_and_lookup(panel, gclient):
+def test_count_tokens_and_model_list_and_lookup(gclient):
     counted = gclient.models.count_tokens(model="bench/core", contents="x" * 400)
     assert counted.total_tokens == int(400 / 4 * 1.1)
     names = [m.name for m in gclient.models.list()]
@@ -95,7 +98,7 @@ def test_count_tokens_and_model_list_and_lookup(panel, gclient):
     assert model.name == "models/bench/eyes" and "generateContent" in model.supported_actions
 
 
-def test_model_list_pages(panel, gateway):
+def test_model_list_pages(gateway):
     first = httpx.get(gateway + "/v1beta/models", params={"pageSize": 4}, timeout=10).json()
     rest = httpx.get(gateway + "/v1beta/models", params={"pageToken": first["nextPageToken"]}, timeout=10).json()
     assert len(first["models"]) == 4 and len(rest["models"]) == 2 and "nextPageToken" not in rest
@@ -120,25 +123,27 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "code", "words"), REFUSALS)
-def test_refusals_raise_client_errors_with_the_gateway_message(panel, gclient, change, code, words):
+def test_refusals_raise_client_errors_with_the_gateway_message(gclient, change, code, words):
     with pytest.raises(errors.ClientError) as caught:
         gclient.models.generate_content(**{"model": "bench/core", "contents": QUESTION, **change})
     assert caught.value.code == code and words in caught.value.message
 
 
-def test_unknown_method_is_not_found_in_gemini_shape(panel, gateway):
+def test_unknown_method_is_not_found_in_gemini_shape(gateway):
     r = httpx.post(gateway + "/v1beta/models/bench/core:embedContent", json={}, timeout=10)
     assert r.status_code == 404 and r.json()["error"]["status"] == "NOT_FOUND"
 
 
-def test_mid_stream_failure_raises_server_error(panel, gclient, breaks_mid_stream):
+@pytest.mark.usefixtures("breaks_mid_stream")
+def test_mid_stream_failure_raises_server_error(gclient):
     with pytest.raises(errors.APIError) as caught:
         for _ in gclient.models.generate_content_stream(model="bench/core", contents=QUESTION):
             pass
-    assert breaks_mid_stream in caught.value.message and caught.value.code == 502
+    assert MID_STREAM in caught.value.message and caught.value.code == 502
 
 
-def test_mid_stream_failure_is_the_last_array_element(panel, gateway, breaks_mid_stream):
+@pytest.mark.usefixtures("breaks_mid_stream")
+def test_mid_stream_failure_is_the_last_array_element(gateway):
     r = httpx.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
                    json={"contents": [{"parts": [{"text": QUESTION}]}]}, timeout=30)
-    assert r.json()[-1] == {"error": {"code": 502, "message": breaks_mid_stream, "status": "UNAVAILABLE"}}
+    assert r.json()[-1] == {"error": {"code": 502, "message": MID_STREAM, "status": "UNAVAILABLE"}}

@@ -12,6 +12,7 @@ import pytest
 from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     JPEG,
     MEMBERS,
+    MID_STREAM,
     PDF,
     PNG,
     QUESTION,
@@ -20,6 +21,8 @@ from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     panel,
     settings,
 )
+
+pytestmark = pytest.mark.usefixtures("panel")
 
 CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": QUESTION}]
 
@@ -30,14 +33,14 @@ def client(gateway):
         yield client
 
 
-def test_chat_whole_reads_every_seat(panel, client):
+def test_chat_whole_reads_every_seat(client):
     reply = client.chat(model="bench/core", messages=CHAT, stream=False, options={"temperature": 0.2})
     assert_every_seat(reply.message.content)
     assert reply.done and reply.done_reason == "stop" and reply.model == "bench/core"
     assert reply.prompt_eval_count > 0 and reply.eval_count > 0 and reply.total_duration > 0
 
 
-def test_chat_streamed_by_default_ends_with_bench(panel, client, gateway):
+def test_chat_streamed_by_default_ends_with_bench(client, gateway):
     parts = list(client.chat(model="bench/core:latest", messages=CHAT, stream=True))
     assert_every_seat("".join(p.message.content for p in parts))
     assert parts[-1].done and all(not p.done for p in parts[:-1])
@@ -49,7 +52,7 @@ def test_chat_streamed_by_default_ends_with_bench(panel, client, gateway):
     assert any(json.loads(line)["message"]["content"] == "" for line in lines[:-2]), "keep-alive lines"
 
 
-def test_generate_whole_and_streamed(panel, client):
+def test_generate_whole_and_streamed(client):
     whole = client.generate(model="bench/core", prompt=QUESTION, system="Be brief.")
     assert_every_seat(whole.response)
     streamed = list(client.generate(model="bench/core", prompt=QUESTION, stream=True))
@@ -57,13 +60,13 @@ def test_generate_whole_and_streamed(panel, client):
     assert streamed[-1].done and streamed[-1].done_reason == "stop"
 
 
-def test_images_are_sniffed_and_reach_seats_that_can_see(panel, client):
+def test_images_are_sniffed_and_reach_seats_that_can_see(client):
     reply = client.chat(model="bench/eyes", stream=False,
                         messages=[{"role": "user", "content": "What are these?", "images": [PNG, JPEG]}])
     assert_every_seat(reply.message.content, ("owl", "hawk"))
 
 
-def test_list_show_ps_version(panel, client, gateway):
+def test_list_show_ps_version(client, gateway):
     models = [m.model for m in client.list().models]
     assert models == ["bench/core", "bench/core:merged", "bench/core:route",
                       "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
@@ -73,7 +76,7 @@ def test_list_show_ps_version(panel, client, gateway):
     assert httpx.get(gateway + "/api/version", timeout=10).json() == {"version": "0.12.0"}
 
 
-def test_an_empty_prompt_only_loads(panel, client):
+def test_an_empty_prompt_only_loads(client):
     loaded = client.generate(model="bench/core")
     assert loaded.done and loaded.done_reason == "load" and loaded.response == ""
 
@@ -90,26 +93,27 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("method", "change", "status", "words"), REFUSALS)
-def test_refusals_raise_response_error_with_the_gateway_message(panel, client, method, change, status, words):
+def test_refusals_raise_response_error_with_the_gateway_message(client, method, change, status, words):
     with pytest.raises(ollama.ResponseError) as caught:
         getattr(client, method)(**{"model": "bench/core", "stream": False, **change})
     assert caught.value.status_code == status and words in caught.value.error
 
 
-def test_show_unknown_model_is_not_found(panel, client):
+def test_show_unknown_model_is_not_found(client):
     with pytest.raises(ollama.ResponseError) as caught:
         client.show("bench/nowhere")
     assert caught.value.status_code == 404 and "not found" in caught.value.error
 
 
-def test_mid_stream_failure_is_an_error_line(panel, client, breaks_mid_stream):
+@pytest.mark.usefixtures("breaks_mid_stream")
+def test_mid_stream_failure_is_an_error_line(client):
     with pytest.raises(ollama.ResponseError) as caught:
         for _ in client.chat(model="bench/core", messages=CHAT, stream=True):
             pass
-    assert caught.value.status_code == -1 and breaks_mid_stream in caught.value.error
+    assert caught.value.status_code == -1 and MID_STREAM in caught.value.error
 
 
-def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(panel, gateway):
+def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(gateway):
     r = httpx.post(gateway + "/api/chat", content=b"{not json", headers={"content-type": "application/json"},
                    timeout=10)
     assert r.status_code == 400 and isinstance(r.json()["error"], str)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     MEMBERS,
+    MID_STREAM,
     PNG,
     QUESTION,
     assert_every_seat,
@@ -17,12 +18,14 @@ from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     settings,
 )
 
+pytestmark = pytest.mark.usefixtures("panel")
+
 
 def client(base: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
 
 
-def test_responses_whole_reply_reads_every_seat(panel, gateway):
+def test_responses_whole_reply_reads_every_seat(gateway):
     reply = client(gateway).responses.create(model="bench/core", instructions="Be brief.", input=QUESTION)
     assert_every_seat(reply.output_text)
     assert reply.status == "completed" and reply.store is False and reply.model == "bench/core"
@@ -31,7 +34,7 @@ def test_responses_whole_reply_reads_every_seat(panel, gateway):
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
 
-def test_responses_stream_helper_reads_every_seat_and_bench(panel, gateway):
+def test_responses_stream_helper_reads_every_seat_and_bench(gateway):
     items = [{"role": "user", "content": [{"type": "input_text", "text": QUESTION}]}]
     with client(gateway).responses.stream(model="bench/core", input=items) as stream:
         events = list(stream)
@@ -43,14 +46,14 @@ def test_responses_stream_helper_reads_every_seat_and_bench(panel, gateway):
     assert events[0].type == "response.created" and events[-1].type == "response.completed"
 
 
-def test_responses_image_reaches_seats_that_can_see(panel, gateway):
+def test_responses_image_reaches_seats_that_can_see(gateway):
     items = [{"role": "user", "content": [{"type": "input_text", "text": "What is this?"},
                                           {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}]
     reply = client(gateway).responses.create(model="bench/eyes", input=items)
     assert_every_seat(reply.output_text, ("owl", "hawk"))
 
 
-def test_responses_raw_stream_keeps_alive_with_comments(panel, gateway):
+def test_responses_raw_stream_keeps_alive_with_comments(gateway):
     with httpx.stream("POST", gateway + "/v1/responses", timeout=30,
                       json={"model": "bench/core", "input": "hi", "stream": True}) as r:
         body = r.read().decode()
@@ -74,27 +77,28 @@ RESPONSES_REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "words"), RESPONSES_REFUSALS)
-def test_responses_refusals_raise_bad_request_with_the_gateway_message(panel, gateway, change, words):
+def test_responses_refusals_raise_bad_request_with_the_gateway_message(gateway, change, words):
     with pytest.raises(openai.BadRequestError) as caught:
         client(gateway).responses.create(**{"model": "bench/core", "input": "hi", **change})
     assert words in caught.value.message
     assert caught.value.body["type"] == "invalid_request_error" and caught.value.body["code"] == "400"
 
 
-def test_responses_unknown_collection_is_not_found(panel, gateway):
+def test_responses_unknown_collection_is_not_found(gateway):
     with pytest.raises(openai.NotFoundError) as caught:
         client(gateway).responses.create(model="bench/nowhere", input="hi")
     assert "bench/core" in caught.value.message, "the message lists the collections there are"
 
 
-def test_responses_mid_stream_failure_is_an_error_event_then_failed(panel, gateway, breaks_mid_stream):
+@pytest.mark.usefixtures("breaks_mid_stream")
+def test_responses_mid_stream_failure_is_an_error_event_then_failed(gateway):
     events = list(client(gateway).responses.create(model="bench/core", input="hi", stream=True))
     error, failed = events[-2], events[-1]
-    assert error.type == "error" and breaks_mid_stream in error.message
-    assert failed.type == "response.failed" and failed.response.error.message == breaks_mid_stream
+    assert error.type == "error" and MID_STREAM in error.message
+    assert failed.type == "response.failed" and failed.response.error.message == MID_STREAM
 
 
-def test_completions_whole_and_streamed(panel, gateway):
+def test_completions_whole_and_streamed(gateway):
     whole = client(gateway).completions.create(model="bench/core", prompt=QUESTION)
     assert_every_seat(whole.choices[0].text)
     assert whole.object == "text_completion" and whole.model_extra["bench"]["collection"] == "bench/core"
@@ -113,19 +117,20 @@ COMPLETIONS_REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "words"), COMPLETIONS_REFUSALS)
-def test_completions_refusals(panel, gateway, change, words):
+def test_completions_refusals(gateway, change, words):
     with pytest.raises(openai.BadRequestError) as caught:
         client(gateway).completions.create(model="bench/core", **change)
     assert words in caught.value.message
 
 
-def test_completions_mid_stream_failure_raises_api_error(panel, gateway, breaks_mid_stream):
+@pytest.mark.usefixtures("breaks_mid_stream")
+def test_completions_mid_stream_failure_raises_api_error(gateway):
     with pytest.raises(openai.APIError) as caught:
         for _ in client(gateway).completions.create(model="bench/core", prompt="hi", stream=True):
             pass
-    assert breaks_mid_stream in caught.value.message
+    assert MID_STREAM in caught.value.message
 
 
-def test_gateway_errors_tell_the_sdk_not_to_retry(panel, gateway):
+def test_gateway_errors_tell_the_sdk_not_to_retry(gateway):
     r = httpx.post(gateway + "/v1/responses", json={"model": "bench/nowhere", "input": "hi"}, timeout=10)
     assert r.status_code == 404 and r.headers["x-should-retry"] == "false"

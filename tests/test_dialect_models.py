@@ -1,0 +1,78 @@
+"""Issue 5: ``GET /v1/models`` is shared by three SDKs and each gets its own list shape, told apart
+by the headers it always sends; a lookup by name likewise; unknown routes answer in the shape
+of the API whose prefix they are under."""
+
+from __future__ import annotations
+
+import anthropic
+import httpx
+import openai
+import pytest
+from google import genai
+from google.genai import types
+
+from tests.test_dialect_kit import panel, settings  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("panel")
+
+LISTED = ["bench/core", "bench/core:merged", "bench/core:route", "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
+
+
+def test_the_three_sdks_each_read_their_own_list(gateway):
+    oai = openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+    listed = oai.models.list().data
+    assert [m.id for m in listed] == LISTED
+    assert listed[0].model_extra["members"] == ["sage", "quill", "lark"]
+    ant = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0)
+    assert [m.id for m in ant.models.list()] == LISTED
+    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway))
+    assert [m.name for m in client.models.list()] == [f"models/{n}" for n in LISTED]
+    client.close()
+
+
+def test_lookups_by_name_in_each_sdk_shape(gateway):
+    oai = openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+    assert oai.models.retrieve("bench/core:merged").id == "bench/core:merged"
+    ant = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0)
+    assert ant.models.retrieve("core").id == "bench/core"
+    with pytest.raises(anthropic.NotFoundError) as caught:
+        ant.models.retrieve("bench/nowhere")
+    assert caught.value.body["error"]["type"] == "not_found_error"
+    with pytest.raises(openai.NotFoundError):
+        oai.models.retrieve("bench/nowhere")
+
+
+@pytest.mark.parametrize(("headers", "params", "key"), [
+    ({"x-goog-api-key": "k"}, {}, "models"),
+    ({}, {"key": "k"}, "models"),
+    ({"anthropic-version": "2023-06-01"}, {}, "has_more"),
+    ({}, {}, "object"),
+])
+def test_shared_list_is_told_apart_by_headers(gateway, headers, params, key):
+    body = httpx.get(gateway + "/v1/models", headers=headers, params=params, timeout=10).json()
+    assert key in body
+
+
+def test_a_bad_page_size_is_refused_in_the_asking_sdk_shape(gateway):
+    r = httpx.get(gateway + "/v1/models", params={"limit": "0"}, headers={"anthropic-version": "2023-06-01"},
+                  timeout=10)
+    assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
+    r = httpx.get(gateway + "/v1beta/models", params={"pageToken": "elsewhere"}, timeout=10)
+    assert r.status_code == 400 and r.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+@pytest.mark.parametrize(("method", "path", "check"), [
+    ("GET", "/v1beta/cachedContents", lambda b: b["error"]["status"] == "NOT_FOUND"),
+    ("POST", "/v1/messages/batches", lambda b: b["error"]["type"] == "not_found_error"),
+    ("GET", "/v1/responses/resp_123", lambda b: b["error"]["code"] == "404"),
+    ("POST", "/api/embed", lambda b: "error" in b),
+])
+def test_unknown_routes_answer_in_their_api_shape(gateway, method, path, check):
+    r = httpx.request(method, gateway + path, json={}, timeout=10)
+    assert r.status_code == 404 and check(r.json())
+
+
+def test_a_stored_response_cannot_be_retrieved(gateway):
+    oai = openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        oai.responses.retrieve("resp_123")
