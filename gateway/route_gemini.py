@@ -1,0 +1,95 @@
+"""Route mode in Gemini's API: text parts as they come, each tool call a ``functionCall`` part (with
+the call id, which a client may echo in its ``functionResponse``) when the turn ends, then the
+finish reason and the member's usage. Gemini's body has no room for ``bench``: the conversation,
+member and call id go in headers (``X-Bench-Call`` when known before the reply is sent)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.errors import BenchError
+from benchwarmers_mcp.gateway import route_common
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS, dumps, sse
+from benchwarmers_mcp.messages import Answer, Ask, Usage
+from benchwarmers_mcp.route import RouteTurn
+from benchwarmers_mcp.store.collections import Collection
+
+FINISH = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}
+
+
+def _face() -> Any:
+    """``gemini`` (its error body). It imports this module for its DIALECT, so it is imported here
+    when first needed."""
+    from benchwarmers_mcp.gateway import gemini
+
+    return gemini
+
+
+def _chunk(turn: RouteTurn, ask: Ask, parts: list[dict[str, Any]], answer: Answer | None = None) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    out: dict[str, Any] = {"candidates": [candidate], "modelVersion": ask.model_name,
+                           "responseId": turn.call or turn.conversation}
+    if answer is not None:
+        usage = answer.usage or Usage()
+        candidate["finishReason"] = FINISH.get(answer.finish_reason, "STOP")
+        out["usageMetadata"] = {"promptTokenCount": usage.input_tokens, "candidatesTokenCount": usage.output_tokens,
+                                "totalTokenCount": usage.total}
+    return out
+
+
+def _calls(answer: Answer) -> list[dict[str, Any]]:
+    return [{"functionCall": {"id": c.id, "name": c.name, "args": route_common.arguments_object(c)}}
+            for c in answer.tool_calls]
+
+
+def headers(turn: RouteTurn) -> dict[str, str]:
+    out = route_common.headers(turn)
+    if turn.call:
+        out["X-Bench-Call"] = turn.call
+    return out
+
+
+async def chunks(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncIterator[dict[str, Any]]:
+    """The stream's objects, framing aside: text (an empty one is a keep-alive), the calls, the
+    finish; an error after the reply has started is the last one."""
+    relay = route_common.Relay(turn)
+    try:
+        async for piece in relay.text(keepalive):
+            yield _chunk(turn, ask, [{"text": piece or ""}])
+        answer = relay.answer
+        yield _chunk(turn, ask, _calls(answer) or [{"text": ""}], answer)
+    except BenchError as e:
+        yield _face().error_body(e)
+
+
+async def sse_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    async for item in items:
+        yield sse(item)
+
+
+async def array_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    separator = "["
+    async for item in items:
+        yield (separator + dumps(item)).encode()
+        separator = ",\n"
+    yield b"[]" if separator == "[" else b"]"
+
+
+async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
+                        request: Request) -> Response:
+    turn = await route_common.begin(ctx, ask, collection, request)
+    if ask.stream:
+        items = chunks(turn, ask, ctx.settings.keepalive)
+        if body.get("alt") == "sse":
+            return StreamingResponse(sse_frames(items), media_type="text/event-stream",
+                                     headers={**SSE_HEADERS, **headers(turn)})
+        return StreamingResponse(array_frames(items), media_type="application/json",
+                                 headers={**SSE_HEADERS, **headers(turn)})
+    answer = await turn.collect()
+    parts = ([{"text": answer.text}] if answer.text else []) + _calls(answer)
+    return JSONResponse(_chunk(turn, ask, parts or [{"text": ""}], answer), headers=headers(turn))
