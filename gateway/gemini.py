@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
-from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, tokens
+from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, route_gemini, tokens
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
@@ -286,7 +286,7 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=error.headers)
 
 
-DIALECT = Dialect("gemini", parse, respond, render_error)
+DIALECT = Dialect("gemini", parse, respond, render_error, route_gemini.respond_route)
 
 
 def split_method(rest: str) -> tuple[str, str]:
