@@ -14,9 +14,10 @@ from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import collections_view, panel_view, route_openai
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
+from benchwarmers_mcp.gateway.images import parse_image_url
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
-from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult
+from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult
 from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
 
 SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
@@ -26,16 +27,6 @@ HOSTED_TOOLS = ("web_search", "web_search_preview", "local_shell", "file_search"
 
 
 # ---- parse -------------------------------------------------------------------------------------
-
-def parse_image_url(url: Any) -> Image:
-    if not isinstance(url, str):
-        raise BadRequest("image_url.url must be a string")
-    if url.startswith(("http://", "https://")):
-        return Image(url)
-    if url.startswith("data:image/") and ";base64," in url:
-        return Image(url)
-    raise BadRequest("an image must be an http(s) URL or a data:image/<type>;base64 URL")
-
 
 def _parse_parts(content: Any, where: str) -> list[Part]:
     if content is None:
