@@ -1,0 +1,250 @@
+"""Anthropic Messages: ``POST {base}/v1/messages``, whole and streamed (named SSE events).
+
+The key goes in ``x-api-key`` with ``anthropic-version`` (an endpoint's own headers may override
+the version or add ``anthropic-beta``). The base URL is the API root (``https://api.anthropic.com``);
+a base ending in ``/v1`` is accepted too. Tool arguments are JSON objects on this API and JSON
+text in the bench, images are base64 or URL sources, tool results ride in the user's turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.messages import (
+    Answer,
+    AnswerBuilder,
+    Finish,
+    Image,
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from benchwarmers_mcp.providers.base import Connection, error_for_status, map_transport_errors, raise_for_status
+from benchwarmers_mcp.providers.convert import arguments_object, arguments_text, option, split_data_url, stop_list
+from benchwarmers_mcp.providers.sse import parse_json, sse_events
+
+VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
+                "model_context_window_exceeded": "length", "tool_use": "tool_calls", "refusal": "content_filter"}
+# An error event in a stream names its type, not a status: the status its HTTP twin would carry.
+ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+                "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+                "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529}
+
+
+def _map_image(image: Image) -> dict[str, Any]:
+    inline = split_data_url(image.url)
+    if inline:
+        return {"type": "image", "source": {"type": "base64", "media_type": inline[0], "data": inline[1]}}
+    return {"type": "image", "source": {"type": "url", "url": image.url}}
+
+
+def _map_message(message: Message) -> dict[str, Any] | None:
+    blocks: list[dict[str, Any]] = []
+    for r in message.tool_results:
+        blocks.append({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error})
+    for p in message.parts:
+        if isinstance(p, Text) and p.text:
+            blocks.append({"type": "text", "text": p.text})
+        elif isinstance(p, Image):
+            blocks.append(_map_image(p))
+    for c in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c.arguments)})
+    if not blocks:
+        return None
+    return {"role": "assistant" if message.role == "assistant" else "user", "content": blocks}
+
+
+def _map_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """One turn per role change (tool results and the text after them share the user's turn)."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        turn = _map_message(message)
+        if turn is None:
+            continue
+        if turns and turns[-1]["role"] == turn["role"]:
+            turns[-1]["content"].extend(turn["content"])
+        else:
+            turns.append(turn)
+    return turns
+
+
+def _map_tool_choice(choice: Any, parallel: bool | None) -> dict[str, Any] | None:
+    mapped: dict[str, Any] | None = None
+    if choice == "auto":
+        mapped = {"type": "auto"}
+    elif choice == "required":
+        mapped = {"type": "any"}
+    elif choice == "none":
+        mapped = {"type": "none"}
+    elif isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name") or choice.get("name")
+        mapped = {"type": "tool", "name": name} if name else None
+    if parallel is False:
+        mapped = {**(mapped or {"type": "auto"}), "disable_parallel_tool_use": True}
+    return mapped
+
+
+def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": option(request, "max_tokens", "max_completion_tokens") or DEFAULT_MAX_TOKENS,
+        "messages": _map_messages(request.messages),
+    }
+    if request.system:
+        body["system"] = request.system
+    for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k")):
+        if option(request, ours) is not None:
+            body[theirs] = option(request, ours)
+    stops = stop_list(option(request, "stop"))
+    if stops:
+        body["stop_sequences"] = stops
+    if request.tools:
+        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                         for t in request.tools]
+        choice = _map_tool_choice(request.tool_choice, request.parallel_tool_calls)
+        if choice:
+            body["tool_choice"] = choice
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _map_usage(data: Any, output: int | None = None) -> Usage | None:
+    if not isinstance(data, dict):
+        return None
+    prompt = sum(int(data.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                  "cache_read_input_tokens"))
+    return Usage(prompt, int(data.get("output_tokens") or 0) if output is None else output)
+
+
+def _map_stop(reason: Any) -> str:
+    return STOP_REASONS.get(str(reason), "stop") if reason else "stop"
+
+
+def _map_block(block: dict[str, Any], tool_index: int) -> list[StreamEvent]:
+    """A whole content block, or the opening of a streamed one."""
+    kind = block.get("type")
+    if kind == "text" and block.get("text"):
+        return [TextDelta(block["text"])]
+    if kind == "thinking" and block.get("thinking"):
+        return [ReasoningDelta(block["thinking"])]
+    if kind == "tool_use":
+        raw = block.get("input")
+        arguments = arguments_text(raw) if raw else ""
+        return [ToolCallDelta(tool_index, block.get("id"), block.get("name"), arguments)]
+    return []
+
+
+def _map_delta(delta: dict[str, Any], tool_index: int | None) -> list[StreamEvent]:
+    kind = delta.get("type")
+    if kind == "text_delta" and delta.get("text"):
+        return [TextDelta(delta["text"])]
+    if kind == "thinking_delta" and delta.get("thinking"):
+        return [ReasoningDelta(delta["thinking"])]
+    if kind == "input_json_delta" and tool_index is not None and delta.get("partial_json"):
+        return [ToolCallDelta(tool_index, arguments=delta["partial_json"])]
+    return []
+
+
+def _raise_error_event(data: Any, headers: httpx.Headers) -> None:
+    error = data.get("error") if isinstance(data, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    raise error_for_status(ERROR_STATUS.get(str(kind), 500), headers, json.dumps(data).encode())
+
+
+class AnthropicMessages:
+    def __init__(self, connection: Connection) -> None:
+        self.conn = connection
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "anthropic-version": VERSION}
+        if self.conn.api_key:
+            headers["x-api-key"] = self.conn.api_key
+        return {**headers, **self.conn.headers}
+
+    @property
+    def _url(self) -> str:
+        base = self.conn.base_url.rstrip("/")
+        return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
+
+    async def complete(self, request: ModelRequest) -> Answer:
+        with map_transport_errors():
+            response = await self.conn.client.post(
+                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
+            if self.conn.on_response:
+                self.conn.on_response(response)
+            await raise_for_status(response)
+            data = parse_json(response.text)
+        if not isinstance(data, dict) or data.get("type") == "error":
+            _raise_error_event(data, response.headers)
+        if not isinstance(data.get("content"), list):
+            raise UpstreamFailure("upstream answered with no content")
+        builder = AnswerBuilder()
+        blocks = [b for b in data["content"] if isinstance(b, dict)]
+        tool_index = 0
+        for block in blocks:
+            for event in _map_block(block, tool_index):
+                builder.add(event)
+            if block.get("type") == "tool_use":
+                tool_index += 1
+        builder.add(Finish(_map_stop(data.get("stop_reason")), _map_usage(data.get("usage"))))
+        return builder.answer()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        with map_transport_errors():
+            async with self.conn.client.stream(
+                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
+                timeout=self.conn.timeout,
+            ) as response:
+                if self.conn.on_response:
+                    self.conn.on_response(response)
+                await raise_for_status(response)
+                async for event in self._events(response):
+                    yield event
+
+    async def _events(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
+        start_usage: Any = None
+        output: int | None = None
+        finish = "stop"
+        tool_of: dict[int, int] = {}
+        async for name, raw in sse_events(response):
+            data = parse_json(raw)
+            kind = data.get("type", name) if isinstance(data, dict) else name
+            if kind == "error":
+                _raise_error_event(data, response.headers)
+            if not isinstance(data, dict):
+                continue
+            if kind == "message_start":
+                start_usage = (data.get("message") or {}).get("usage")
+            elif kind == "content_block_start":
+                block, index = data.get("content_block") or {}, int(data.get("index", 0))
+                if block.get("type") == "tool_use":
+                    tool_of[index] = len(tool_of)
+                for event in _map_block(block, tool_of.get(index, 0)):
+                    yield event
+            elif kind == "content_block_delta":
+                for event in _map_delta(data.get("delta") or {}, tool_of.get(int(data.get("index", 0)))):
+                    yield event
+            elif kind == "message_delta":
+                delta, usage = data.get("delta") or {}, data.get("usage") or {}
+                if delta.get("stop_reason"):
+                    finish = _map_stop(delta["stop_reason"])
+                if "output_tokens" in usage:  # cumulative
+                    output = int(usage["output_tokens"] or 0)
+                if usage.get("input_tokens") is not None:
+                    start_usage = {**(start_usage or {}), **usage}
+            elif kind == "message_stop":
+                break
+        yield Finish(finish, _map_usage(start_usage or {}, output) if (start_usage or output is not None) else None)

@@ -1,0 +1,65 @@
+"""Small conversions every native provider needs: data URLs, tool arguments, tool names, options."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchwarmers_mcp.messages import Message, ModelRequest
+
+
+def split_data_url(url: str) -> tuple[str, str] | None:
+    """``data:image/png;base64,AAAA`` -> ("image/png", "AAAA"); None for anything else."""
+    if not url.startswith("data:"):
+        return None
+    head, _, data = url[5:].partition(",")
+    media, _, encoding = head.partition(";")
+    if encoding.lower() != "base64" or not data:
+        return None
+    return media or "application/octet-stream", data
+
+
+def guess_media_type(url: str) -> str:
+    """A media type from an image URL's extension (for APIs that want one with a link)."""
+    path = url.split("?", 1)[0].lower()
+    for ext, media in ((".png", "image/png"), (".gif", "image/gif"), (".webp", "image/webp"),
+                       (".heic", "image/heic"), (".heif", "image/heif")):
+        if path.endswith(ext):
+            return media
+    return "image/jpeg"
+
+
+def arguments_object(text: str) -> dict[str, Any]:
+    """Tool-call arguments as the JSON object native APIs want (OpenAI's are JSON text)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {"arguments": text}
+    return value if isinstance(value, dict) else {"arguments": value}
+
+
+def arguments_text(value: Any) -> str:
+    """A native API's argument object back to OpenAI's JSON text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value if value is not None else {}, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_names(messages: tuple[Message, ...]) -> dict[str, str]:
+    """call id -> tool name, from the assistant turns (for APIs whose results carry the name)."""
+    return {c.id: c.name for m in messages for c in m.tool_calls}
+
+
+def option(request: ModelRequest, *names: str) -> Any:
+    """The first of these options the request sets (OpenAI's names), else None."""
+    for name in names:
+        value = request.options.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def stop_list(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else [str(v) for v in value]
