@@ -21,7 +21,7 @@ from benchwarmers_mcp import gateway_keys
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.seed import seed
+from tests.seed import seed_async
 
 pytestmark = pytest.mark.anyio
 
@@ -30,13 +30,18 @@ TOOLS = {"list_collections", "ask", "verdict", "pending_verdicts"}
 
 # ---- helpers shared by the MCP test modules ------------------------------------------------------
 
-def seed_bench(home: Path) -> None:
+async def seed_bench_async(home: Path) -> None:
     """Simulated models: ``core`` (two members, two explorers) and ``shaky`` (a member that fails)."""
-    seed(home, base_url=None, api="simulated", endpoint="sim",
-         served={"sage": "sage?latency=0.2", "quill": "quill?latency=0.3", "lark": "lark", "ferret": "ferret"},
-         collections={"core": ["sage", "quill"]})
-    seed(home, base_url=None, api="simulated", endpoint="sim", served={"mole": "mole?fail=500"},
-         collections={"shaky": ["mole", "sage"]}, ad_hoc=True)
+    await seed_async(home, base_url=None, api="simulated", endpoint="sim",
+                     served={"sage": "sage?latency=0.2", "quill": "quill?latency=0.3", "lark": "lark",
+                             "ferret": "ferret"},
+                     collections={"core": ["sage", "quill"]})
+    await seed_async(home, base_url=None, api="simulated", endpoint="sim", served={"mole": "mole?fail=500"},
+                     collections={"shaky": ["mole", "sage"]}, ad_hoc=True)
+
+
+def seed_bench(home: Path) -> None:
+    anyio.run(seed_bench_async, home)
 
 
 def benchwarmers_script() -> str:
