@@ -5,6 +5,7 @@ first byte an error goes into the stream."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import query, route_server, seed_members
+from tests.test_route_kit import FAST, query, route_server, seed_members
 
 SERVED = {"limited": "bad?fail=429", "limited2": "worse?fail=429", "broken": "bad?fail=500",
           "broken2": "worse?fail=500", "broken3": "worst?fail=503", "silent": "stuck?fail=hang",
@@ -113,3 +114,18 @@ def test_a_whole_turn_fails_over_even_part_way(base: str) -> None:
     response = ask(base, "cut-first")
     assert response.status_code == 200 and response.json()["bench"]["alias"] == "alpha"
     assert "died part way" in response.json()["bench"]["failed_over"][0]["error"]
+
+
+def test_a_slow_first_token_sends_the_200_early_with_keepalives(settings: Settings, home: Path,
+                                                                 upstream: str) -> None:
+    seed_members(home, upstream, {"slow": "slow?latency=1", "slowfail": "slowfail?latency=1&fail=429"},
+                 {"slow": ["slow"], "slowfail": ["slowfail"]})
+    early = replace(FAST, stream_wait=0.2, first_token=3.0)
+    with route_server(replace(settings, keepalive=0.2), early) as base:
+        response = ask(base, "slow", stream=True)
+        assert response.status_code == 200 and "x-bench-model" not in response.headers
+        assert ": keep-alive" in response.text
+        assert sse_data(response)[-1]["bench"]["alias"] == "slow"
+        failed = ask(base, "slowfail", stream=True)
+    assert failed.status_code == 200, "the 200 had gone before every member failed"
+    assert "rate limited" in sse_data(failed)[-1]["error"]["message"]
