@@ -3,16 +3,18 @@ each refusal in the family's own error shape."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import anthropic
 import openai
 import pytest
 
+from benchwarmers_mcp.access_log import LOGGER, AccessLog
 from benchwarmers_mcp.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
 from benchwarmers_mcp.security import route_class, startup_problems
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import FAMILIES, app_client, raw_asgi, same_shape
+from tests.security_kit import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
 
 pytestmark = pytest.mark.anyio
 JSON = {"Content-Type": "application/json"}
@@ -181,3 +183,20 @@ def test_startup_problems(settings: Settings) -> None:
     assert "'*'" in startup_problems(replace(settings, allowed_origins=("*",)))[0]
     assert startup_problems(replace(settings, allowed_origins=("app.example",)))
     assert startup_problems(replace(settings, allowed_hosts=("*.example.com",)))
+
+
+async def test_the_access_log_has_who_and_never_a_query_or_key(settings: Settings, caplog) -> None:
+    secret = "bwk_" + "Q" * 43
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    async with app_client(settings, admin_token=ADMIN_TOKEN) as client:
+        await client.get(f"/v1/models?key={secret}&api_key=sk-zzz", headers={"x-api-key": secret})
+        await client.get(f"/v1/models/{secret}")
+        await client.get(f"/nowhere/{ADMIN_TOKEN}/x", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        await client.get("/health", headers={"Host": "evil.example"})
+    lines = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert len(lines) == 4
+    assert " GET /v1/models 401 - " in lines[0] and " GET /v1/models/bwk_*** 401 - " in lines[1]
+    assert " GET /nowhere/***/x 404 admin " in lines[2] and " GET /health 403 - " in lines[3]
+    assert not any(s in "\n".join(lines) for s in (secret, ADMIN_TOKEN, "sk-zzz", "?"))
+    forged = AccessLog().clean_path("/x\n2026-01-01T00:00:00Z GET /admin 200 admin")
+    assert "\n" not in forged and " " not in forged

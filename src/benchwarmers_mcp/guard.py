@@ -78,8 +78,12 @@ class Guard:
                 await answer(scope, receive, send)
             else:
                 await self.app(scope, receive, send)
+        except Exception:
+            visit.status = visit.status or 500  # the error middleware outside answers it
+            raise
         finally:
-            self.access_log.write(visit.method, visit.path, visit.status or 500, visit.who,
+            # no status at all: the caller went away before an answer started (nginx's 499)
+            self.access_log.write(visit.method, visit.path, visit.status or 499, visit.who,
                                   time.perf_counter() - visit.started)
 
     def _sending(self, visit: Visit, send: Send) -> Send:
