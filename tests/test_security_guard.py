@@ -11,7 +11,9 @@ import openai
 import pytest
 
 from benchwarmers_mcp.access_log import LOGGER, AccessLog
+from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
+from benchwarmers_mcp.gateway.shapes import SHAPES
 from benchwarmers_mcp.security import route_class, startup_problems
 from benchwarmers_mcp.settings import Settings
 from tests.security_kit import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
@@ -160,12 +162,24 @@ def test_real_clients_read_a_host_refusal_as_permission_denied(gateway: str) -> 
 
 def test_route_classes() -> None:
     for path in ("/v1/chat/completions", "/v1beta/models", "/bench/verdict", "/api/chat", "/api/tags/",
-                 "/mcp", "/mcp/", "/v1/mcp", "//v1//models", "/chat/completions", "/models"):
+                 "/mcp", "/mcp/", "/v1/mcp", "//v1//models", "/chat/completions", "/models", "/responses",
+                 "/completions"):
         assert route_class(path) == "gateway", path
     for path in ("/api/models", "/api/gateway-keys", "/", "/ui/", "/api/chatter", "/apichat"):
         assert route_class(path) == "admin", path
     for path in ("/health", "/login", "/logout", "/health/"):
         assert route_class(path) == "open", path
+
+
+def test_every_route_a_dialect_renders_is_a_gateway_route(settings: Settings) -> None:
+    """A face added later under a new path must not fall into the admin class by accident."""
+    dialect_prefixes = tuple(prefix for prefix, _module in SHAPES)
+    checked = 0
+    for route in create_app(settings).routes:
+        if route.path.startswith(dialect_prefixes):
+            assert route_class(route.path) == "gateway", route.path
+            checked += 1
+    assert checked >= 4
 
 
 def test_startup_problems(settings: Settings) -> None:

@@ -2,7 +2,8 @@
 
 Authentication is decided by the route, never by what a request carries:
 
-- **gateway** routes (``/v1/…``, ``/v1beta/…``, ``/bench/…``, Ollama's ``/api/`` names, ``/mcp``)
+- **gateway** routes (``/v1/…``, ``/v1beta/…``, ``/bench/…``, Ollama's ``/api/`` names, ``/mcp``, and
+  OpenAI's paths without ``/v1``)
   take gateway keys when keys are required (``BENCHWARMERS_REQUIRE_KEYS`` or an admin token);
 - **admin** routes (everything else: the admin API and the dashboard) take the login cookie or
   the admin token as Bearer when ``BENCHWARMERS_ADMIN_TOKEN`` is set;
@@ -24,7 +25,8 @@ from benchwarmers_mcp.settings import Settings
 MIN_TOKEN = 16
 OLLAMA_NAMES = frozenset({"chat", "generate", "show", "tags", "version", "ps"})
 GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/bench/")
-GATEWAY_EXACT = frozenset({"/v1", "/v1beta", "/bench", "/mcp", "/chat/completions", "/models"})
+GATEWAY_EXACT = frozenset({"/v1", "/v1beta", "/bench", "/mcp", "/chat/completions", "/completions", "/responses",
+                           "/models"})
 OPEN_EXACT = frozenset({"/health", "/login", "/logout"})
 HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
 
