@@ -1,0 +1,167 @@
+"""Ollama's native chat API: ``POST {base}/api/chat``, whole or streamed as NDJSON.
+
+For a local runtime (``http://127.0.0.1:11434``; a base ending in ``/v1`` or ``/api`` is accepted
+too). No key is needed locally; one is sent as a Bearer token when set (Ollama's cloud). Images
+go as raw base64 in ``images`` (so only ``data:`` URLs: the gateway never fetches a link), tool
+arguments are JSON objects, tool results are ``tool`` messages with ``tool_name``, and sampling
+options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict``).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.messages import (
+    Answer,
+    AnswerBuilder,
+    Finish,
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from benchwarmers_mcp.providers.base import Connection, error_message, map_transport_errors, raise_for_status
+from benchwarmers_mcp.providers.convert import (
+    arguments_object,
+    arguments_text,
+    option,
+    split_data_url,
+    stop_list,
+    tool_names,
+)
+from benchwarmers_mcp.providers.sse import ndjson_lines, parse_json
+
+OPTIONS = (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k"), ("seed", "seed"),
+           ("presence_penalty", "presence_penalty"), ("frequency_penalty", "frequency_penalty"),
+           ("num_ctx", "num_ctx"))
+FINISH = {"stop": "stop", "length": "length"}
+
+
+def _map_message(message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+    if message.tool_results:
+        return [{"role": "tool", "content": r.content, "tool_name": r.name or names.get(r.call_id, "")}
+                for r in message.tool_results]
+    out: dict[str, Any] = {"role": "assistant" if message.role == "assistant" else "user", "content": message.text}
+    images = []
+    for image in message.images:
+        inline = split_data_url(image.url)
+        if inline is None:
+            raise UpstreamFailure("Ollama's native API takes images only as data: URLs (base64); this request "
+                                  f"links one ({image.placeholder()}), which the bench does not fetch")
+        images.append(inline[1])
+    if images:
+        out["images"] = images
+    if message.tool_calls:
+        out["tool_calls"] = [{"function": {"name": c.name, "arguments": arguments_object(c.arguments)}}
+                             for c in message.tool_calls]
+    return [out]
+
+
+def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+    names = tool_names(request.messages)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+    for m in request.messages:
+        messages.extend(_map_message(m, names))
+    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": stream}
+    options = {theirs: option(request, ours) for ours, theirs in OPTIONS if option(request, ours) is not None}
+    if option(request, "max_tokens", "max_completion_tokens") is not None:
+        options["num_predict"] = option(request, "max_tokens", "max_completion_tokens")
+    if stops := stop_list(option(request, "stop")):
+        options["stop"] = stops
+    if options:
+        body["options"] = options
+    if request.tools and request.tool_choice != "none":
+        body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                           "parameters": t.parameters}} for t in request.tools]
+    fmt = request.response_format or {}
+    if fmt.get("type") == "json_object":
+        body["format"] = "json"
+    elif fmt.get("type") == "json_schema" and (fmt.get("json_schema") or {}).get("schema"):
+        body["format"] = fmt["json_schema"]["schema"]
+    return body
+
+
+def _map_usage(data: dict[str, Any]) -> Usage | None:
+    if data.get("prompt_eval_count") is None and data.get("eval_count") is None:
+        return None
+    return Usage(int(data.get("prompt_eval_count") or 0), int(data.get("eval_count") or 0))
+
+
+def _map_message_out(message: dict[str, Any], first_tool: int) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    if isinstance(message.get("thinking"), str) and message["thinking"]:
+        events.append(ReasoningDelta(message["thinking"]))
+    if isinstance(message.get("content"), str) and message["content"]:
+        events.append(TextDelta(message["content"]))
+    for i, call in enumerate(message.get("tool_calls") or []):
+        fn = call.get("function") or {}
+        call_id = call.get("id") or f"call_{secrets.token_hex(6)}"
+        events.append(ToolCallDelta(first_tool + i, call_id, fn.get("name"), arguments_text(fn.get("arguments"))))
+    return events
+
+
+def _check(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise UpstreamFailure("upstream sent something that is not an Ollama chat response")
+    if data.get("error"):
+        raise UpstreamFailure(f"upstream error: {error_message(json.dumps(data))}")
+    return data
+
+
+class OllamaChat:
+    def __init__(self, connection: Connection) -> None:
+        self.conn = connection
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.conn.api_key:
+            headers["Authorization"] = f"Bearer {self.conn.api_key}"
+        return {**headers, **self.conn.headers}
+
+    @property
+    def _url(self) -> str:
+        base = self.conn.base_url.rstrip("/").removesuffix("/v1")
+        return base + ("/chat" if base.endswith("/api") else "/api/chat")
+
+    async def complete(self, request: ModelRequest) -> Answer:
+        with map_transport_errors():
+            response = await self.conn.client.post(
+                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
+            if self.conn.on_response:
+                self.conn.on_response(response)
+            await raise_for_status(response)
+            data = _check(parse_json(response.text))
+        builder = AnswerBuilder()
+        for event in _map_message_out(data.get("message") or {}, 0):
+            builder.add(event)
+        builder.add(Finish(FINISH.get(str(data.get("done_reason")), "stop"), _map_usage(data)))
+        return builder.answer()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        finish, usage, tools = "stop", None, 0
+        with map_transport_errors():
+            async with self.conn.client.stream(
+                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
+                timeout=self.conn.timeout,
+            ) as response:
+                if self.conn.on_response:
+                    self.conn.on_response(response)
+                await raise_for_status(response)
+                async for line in ndjson_lines(response):
+                    data = _check(line)
+                    events = _map_message_out(data.get("message") or {}, tools)
+                    tools += sum(1 for e in events if isinstance(e, ToolCallDelta))
+                    for event in events:
+                        yield event
+                    if data.get("done"):
+                        finish = FINISH.get(str(data.get("done_reason")), "stop")
+                        usage = _map_usage(data)
+                        break
+        yield Finish(finish, usage)
