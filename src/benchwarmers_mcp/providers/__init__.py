@@ -8,6 +8,10 @@ from benchwarmers_mcp.providers.base import Connection, Provider
 
 REGISTRY: dict[str, str] = {
     "chat": "benchwarmers_mcp.providers.openai:OpenAIChat",
+    "responses": "benchwarmers_mcp.providers.responses:OpenAIResponses",
+    "anthropic": "benchwarmers_mcp.providers.anthropic:AnthropicMessages",
+    "gemini": "benchwarmers_mcp.providers.gemini:GeminiGenerate",
+    "ollama": "benchwarmers_mcp.providers.ollama:OllamaChat",
     "simulated": "benchwarmers_mcp.providers.simulated:Simulated",
 }
 
