@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         argv = ["serve"]
-    if argv[0] in SERVER_COMMANDS or argv[0] in ("--version", "-v") or (argv[0] in ("-h", "--help") and len(argv) == 1):
+    if argv[0] in SERVER_COMMANDS or argv[0] in ("--version", "-v"):
         return run_server_command(argv)
     try:
         from benchwarmers_mcp.cli import client

@@ -1,0 +1,305 @@
+"""``bench`` / ``benchwarmers`` client commands: a thin HTTP client of a running server.
+
+``cli/main.py`` runs the server commands (serve, demo, init, mcp) and hands every other command
+to ``main(argv)`` here. Nothing of the engine is imported: the same commands work against a
+server on another machine (``--url`` or ``BENCHWARMERS_URL``).
+
+Exit codes: 0 done, 1 refused or failed (the reason on stderr), 2 bad usage, 3 no server at the
+URL, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
+from benchwarmers_mcp.cli.remote import DEFAULT_URL, ClientConfig, CliError, Remote
+
+Handler = Callable[[argparse.Namespace, Remote], Awaitable[int]]
+RAW = argparse.RawDescriptionHelpFormatter
+
+OVERVIEW = f"""\
+Benchwarmers from a terminal: ask and judge, and run the bench itself. A client of a running
+server ({DEFAULT_URL} unless --url or BENCHWARMERS_URL say otherwise).
+
+server side (run on the machine that keeps the data):
+  benchwarmers serve | demo | init | mcp
+
+environment:
+  BENCHWARMERS_URL          the server (default {DEFAULT_URL})
+  BENCHWARMERS_ADMIN_TOKEN  sent on admin commands, when the server has one
+  BENCHWARMERS_KEY          a gateway key, sent by ask, collections, verdict and quotas
+  BENCHWARMERS_TIMEOUT      seconds to wait for an answer (default 900)
+
+exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 no server at the URL
+"""
+
+TOP_EXAMPLES = """\
+examples:
+  bench status
+  bench ask core "Where can this return a stale value?" -f cache.py
+  git diff | bench ask core "Review this diff"
+  bench verdict p20260101-120000-ab12.member1 --useful --real "the race in refresh()"
+  bench endpoint add openrouter --base https://openrouter.ai/api/v1
+  bench candidates --new
+  bench model register vendor/model:free --endpoint openrouter
+  bench collection save core --members a,b,c --description "code review"
+
+every command takes --help (with examples), --json and --url.
+"""
+
+
+def prog_name() -> str:
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "bench"
+    return name if name in ("bench", "benchwarmers") else "bench"
+
+
+class Builder:
+    """Adds commands that all take --json and --url, each with its examples in --help."""
+
+    def __init__(self) -> None:
+        self.common = argparse.ArgumentParser(add_help=False)
+        self.common.add_argument("--url", default=argparse.SUPPRESS,
+                                 help=f"the server for this command (default: BENCHWARMERS_URL or {DEFAULT_URL})")
+        self.common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                                 help="print what the server answered, as JSON")
+
+    def command(self, sub, name: str, handler: Handler | None, summary: str, examples: list[str],
+                aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+        epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+        parser = sub.add_parser(name, help=summary, description=summary, epilog=epilog, aliases=list(aliases),
+                                parents=[self.common], formatter_class=RAW)
+        if handler is not None:
+            parser.set_defaults(handler=handler)
+        return parser
+
+    def group(self, sub, name: str, summary: str, examples: list[str], aliases: tuple[str, ...] = ()):
+        parser = self.command(sub, name, None, summary, examples, aliases)
+        return parser, parser.add_subparsers(dest=f"{name}_command", metavar="<subcommand>", required=True)
+
+
+def yes_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--yes", "-y", action="store_true", help="answer the confirmation (for scripts)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    prog = prog_name()
+    top = argparse.ArgumentParser(prog=prog, description=OVERVIEW, epilog=TOP_EXAMPLES, formatter_class=RAW)
+    top.add_argument("--url", default=None, help=f"the server (default: BENCHWARMERS_URL or {DEFAULT_URL})")
+    top.add_argument("--json", action="store_true", default=False, help="print what the server answered")
+    top.add_argument("--version", "-v", action="version", version=f"benchwarmers {__version__}")
+    sub = top.add_subparsers(dest="command", metavar="<command>", required=True)
+    b = Builder()
+    add_everyday(b, sub)
+    add_models(b, sub)
+    add_endpoints(b, sub)
+    add_admin(b, sub)
+    return top
+
+
+def add_everyday(b: Builder, sub) -> None:
+    b.command(sub, "status", cmd_bench.status, "what is running, and where", ["bench status", "bench status --json"])
+    b.command(sub, "collections", cmd_bench.collections, "the collections you can ask",
+              ["bench collections", "bench collections --url http://otherhost:8122"])
+    ask = b.command(sub, "ask", cmd_ask.ask, "ask a collection: answers on stdout, the seats table on stderr", [
+        'bench ask core "Where can this return a stale value?" -f cache.py',
+        'git diff | bench ask core "Review this diff"',
+        'bench ask core "Which design is simpler?" -f a.md -f b.md --merged',
+        'bench ask core "Check this" --with mercury,lark > review.md',
+        'bench ask core - < question.txt'])
+    ask.add_argument("collection", help="the collection (core or bench/core)")
+    ask.add_argument("prompt", nargs="*", help="the prompt; '-' or none reads it from stdin")
+    ask.add_argument("-f", "--file", action="append", metavar="FILE",
+                     help="attach a file (repeatable): text as a fenced block titled with its name, or an image")
+    ask.add_argument("--system", help="a system prompt for every seat")
+    mode = ask.add_mutually_exclusive_group()
+    mode.add_argument("--merged", action="store_true", help="one merged answer (every seat still listed)")
+    mode.add_argument("--all", action="store_true", help="every answer, whatever the collection's reply mode")
+    ask.add_argument("--with", dest="with_", action="append", metavar="A,B",
+                     help="nominate models for the explorer seats (repeatable, or comma-separated)")
+    verdict = b.command(sub, "verdict", cmd_ask.verdict, "record a verdict on one call, once checked", [
+        "bench verdict p20260101-120000-ab12.member1 --useful --note 'found the real bug'",
+        'bench verdict p20260101-120000-ab12.explorer1 --not-useful --false "the SQL injection"',
+        'bench verdict <call> --useful --real "the race in refresh()" --real "the stale cache"'])
+    verdict.add_argument("call", help="the call id from the seats table")
+    judged = verdict.add_mutually_exclusive_group(required=True)
+    judged.add_argument("--useful", dest="useful", action="store_true", default=None)
+    judged.add_argument("--not-useful", dest="useful", action="store_false")
+    verdict.add_argument("--note", help="one line on why")
+    verdict.add_argument("--real", action="append", metavar="CLAIM", help="a claim you verified (repeatable)")
+    verdict.add_argument("--false", action="append", metavar="CLAIM", help="a claim that was false (repeatable)")
+
+
+def add_models(b: Builder, sub) -> None:
+    models = b.command(sub, "models", cmd_models.models, "the roster, with each model's status", [
+        "bench models", "bench models --find mercury", "bench models --all --role code"])
+    models.add_argument("--all", action="store_true", help="include retired models")
+    models.add_argument("--find", metavar="TEXT", help="only aliases or served names containing TEXT")
+    models.add_argument("--role", help="only this role (general, code, light, image, vision, decision)")
+    cands = b.command(sub, "candidates", cmd_models.candidates, "what your endpoints serve, and what is not on "
+                      "the bench", ["bench candidates --new", "bench candidates --endpoint openrouter --find free"])
+    cands.add_argument("--endpoint", help="only this endpoint")
+    cands.add_argument("--new", action="store_true", help="only what is not registered yet")
+    cands.add_argument("--find", metavar="TEXT", help="only served names containing TEXT")
+
+    _, msub = b.group(sub, "model", "register, retire, restore or change one model", [
+        "bench model register vendor/model:free --endpoint openrouter",
+        'bench model retire laguna-s-2.1-free --reason "stopped answering"', "bench model restore laguna-s-2.1-free",
+        "bench model set mercury --vision on --context 128000"])
+    reg = b.command(msub, "register", cmd_models.model_register, "put a served model on the bench", [
+        "bench model register poolside/laguna-s-2.1:free --endpoint openrouter   # alias laguna-s-2.1-free",
+        "bench model register gpt-4o-mini --endpoint openai --alias mini --role light"])
+    reg.add_argument("served", help="the served name, as the endpoint lists it (bench candidates)")
+    reg.add_argument("--endpoint", required=True, help="the endpoint that serves it")
+    reg.add_argument("--alias", help="the bench's name for it (default: from the served name)")
+    reg.add_argument("--role", help="general (default), code, light, image, vision or decision")
+    reg.add_argument("--ad-hoc", action="store_true", help="never seated on its own (explorers skip it)")
+    retire = b.command(msub, "retire", cmd_models.model_retire, "stop seating a model; its record stays", [
+        'bench model retire mercury --reason "confidently wrong on reviews"', "bench model retire mercury --yes"])
+    retire.add_argument("alias")
+    retire.add_argument("--reason", default="retired by hand", help="why (kept with the record)")
+    yes_flag(retire)
+    restore = b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
+                        ["bench model restore mercury"])
+    restore.add_argument("alias")
+    add_model_changes(b, msub)
+
+
+def add_model_changes(b: Builder, msub) -> None:
+    onoff = ("on", "off", "unknown")
+    change = b.command(msub, "set", cmd_models.model_set, "change what is known about a model", [
+        "bench model set mercury --role code", "bench model set lark --vision on --tools off",
+        "bench model set mole --context 32000 --max-output 4096", "bench model set mole --ad-hoc on"])
+    change.add_argument("alias")
+    change.add_argument("--role", help="general, code, light, image, vision or decision")
+    change.add_argument("--vision", choices=onoff, help="reads images")
+    change.add_argument("--tools", choices=onoff, help="calls tools")
+    change.add_argument("--context", metavar="TOKENS", help="context window (or 'unknown')")
+    change.add_argument("--max-output", metavar="TOKENS", help="output limit (or 'unknown')")
+    change.add_argument("--ad-hoc", choices=("on", "off"), help="ad hoc: only seated when asked for")
+    role = b.command(msub, "role", cmd_models.model_set, "set a model's role",
+                     ["bench model role lark vision", "bench model role mercury code"])
+    role.add_argument("alias")
+    role.add_argument("role", help="general, code, light, image, vision or decision")
+    adhoc = b.command(msub, "ad-hoc", cmd_models.model_set, "mark a model ad hoc (or not)",
+                      ["bench model ad-hoc pricey-model on", "bench model ad-hoc pricey-model off"])
+    adhoc.add_argument("alias")
+    adhoc.add_argument("ad_hoc", choices=("on", "off"))
+
+
+def add_endpoints(b: Builder, sub) -> None:
+    b.command(sub, "endpoints", cmd_models.endpoint_list, "the endpoints models are served from",
+              ["bench endpoints", "bench endpoints --json"])
+    _, esub = b.group(sub, "endpoint", "add, test, re-key or remove an endpoint", [
+        "bench endpoint add openrouter --base https://openrouter.ai/api/v1",
+        "pass show openrouter | bench endpoint add openrouter --base https://openrouter.ai/api/v1 --key-stdin",
+        "bench endpoint test openrouter", "bench endpoint remove openrouter --with-models"])
+    b.command(esub, "list", cmd_models.endpoint_list, "the endpoints", ["bench endpoint list"])
+    add = b.command(esub, "add", cmd_models.endpoint_add, "add (or change) an endpoint; asks for its key, hidden", [
+        "bench endpoint add openrouter --base https://openrouter.ai/api/v1",
+        "echo \"$KEY\" | bench endpoint add groq --base https://api.groq.com/openai/v1 --key-stdin",
+        "bench endpoint add ollama --base http://127.0.0.1:11434/v1 --kind local --no-key"])
+    add.add_argument("name", help="lower-case letters, digits and '-'")
+    add.add_argument("--base", help="the base URL, e.g. https://host/v1 (needed for a new endpoint)")
+    add.add_argument("--api", help="chat (default), responses, anthropic, gemini or ollama")
+    add.add_argument("--kind", help="provider (default), aggregator, hub or local")
+    add.add_argument("--key-name", help="the key store name for its key (default: the endpoint's name)")
+    keys = add.add_mutually_exclusive_group()
+    keys.add_argument("--key-stdin", action="store_true", help="read the key from stdin (never an argument)")
+    keys.add_argument("--no-key", action="store_true", help="do not ask for a key (local endpoints)")
+    key = b.command(esub, "key", cmd_models.endpoint_key, "replace an endpoint's key (asked hidden, or stdin)", [
+        "bench endpoint key openrouter", "pass show openrouter | bench endpoint key openrouter --key-stdin"])
+    key.add_argument("name")
+    key.add_argument("--key-stdin", action="store_true", help="read the key from stdin")
+    test = b.command(esub, "test", cmd_models.endpoint_test, "call the endpoint's model listing with its key",
+                     ["bench endpoint test openrouter"])
+    test.add_argument("name")
+    rm = b.command(esub, "remove", cmd_models.endpoint_remove, "remove an endpoint (asks first)", [
+        "bench endpoint remove old-hub", "bench endpoint remove old-hub --with-models --yes"], aliases=("rm",))
+    rm.add_argument("name")
+    rm.add_argument("--with-models", action="store_true", help="retire the models it serves, too")
+    yes_flag(rm)
+
+
+def add_admin(b: Builder, sub) -> None:
+    _, csub = b.group(sub, "collection", "show, save or delete a collection", [
+        'bench collection save reviewers --members a,b,c --description "adversarial review"',
+        "bench collection save reviewers --add d --remove a", "bench collection delete reviewers"])
+    show = b.command(csub, "show", cmd_bench.collection_show, "one collection in full", ["bench collection show core"])
+    show.add_argument("name")
+    save = b.command(csub, "save", cmd_bench.collection_save, "create a collection, or change what is given", [
+        'bench collection save reviewers --members a,b,c --description "adversarial review"',
+        "bench collection save reviewers --add d --remove a",
+        "bench collection save designers --members x,y --shape design --reply merged --tags design,docs"])
+    save.add_argument("name")
+    save.add_argument("--members", metavar="A,B,C", help="the members, replacing the list")
+    save.add_argument("--add", metavar="A,B", help="add members")
+    save.add_argument("--remove", metavar="A,B", help="remove members")
+    save.add_argument("--description", help="what it is for (at most 300 characters)")
+    save.add_argument("--tags", metavar="T1,T2", help="up to 8 tags")
+    save.add_argument("--shape", help="review, code, design, prose, enumeration, quick, vision, image or general")
+    save.add_argument("--reply", choices=("all", "merged", "route"), help="how it answers by default")
+    save.add_argument("--merger", metavar="ALIAS", help="who writes merged replies (default: by record)")
+    delete = b.command(csub, "delete", cmd_bench.collection_delete, "delete a collection (asks first)",
+                       ["bench collection delete reviewers", "bench collection rm reviewers --yes"], aliases=("rm",))
+    delete.add_argument("name")
+    yes_flag(delete)
+
+    settings = b.command(sub, "settings", cmd_bench.settings, "show or change the gateway settings", [
+        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1"])
+    settings.add_argument("section", nargs="?", choices=("gateway",), help="the settings to change")
+    settings.add_argument("--max-calls", type=int, help="seats per panel, members included (1 to 10)")
+    settings.add_argument("--max-explorers", type=int, help="explorer seats per panel (0 to 2)")
+    b.command(sub, "quotas", cmd_bench.quotas, "rate-limit windows per connection, and who is resting",
+              ["bench quotas", "bench quotas --json"])
+    add_keys(b, sub)
+
+
+def add_keys(b: Builder, sub) -> None:
+    b.command(sub, "keys", cmd_bench.key_list, "gateway keys: names and hints, never a key", ["bench keys"])
+    _, ksub = b.group(sub, "key", "create, list or revoke gateway keys", [
+        "bench key create my-app --collections core --rpm 30", "bench key revoke my-app"])
+    b.command(ksub, "list", cmd_bench.key_list, "gateway keys: names and hints", ["bench key list"])
+    create = b.command(ksub, "create", cmd_bench.key_create, "make a gateway key; it is printed once, on stdout", [
+        "bench key create my-app", "bench key create ci --collections core,reviewers --rpm 30 > ci.key"])
+    create.add_argument("name")
+    create.add_argument("--collections", metavar="A,B", help="only these collections (default: all)")
+    create.add_argument("--rpm", type=int, help="requests a minute allowed")
+    revoke = b.command(ksub, "revoke", cmd_bench.key_revoke, "revoke a gateway key (asks first)",
+                       ["bench key revoke my-app", "bench key revoke my-app --yes"])
+    revoke.add_argument("name")
+    yes_flag(revoke)
+
+
+async def run(handler: Handler, args: argparse.Namespace, config: ClientConfig) -> int:
+    async with Remote(config) as remote:
+        return await handler(args, remote)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    try:
+        config = ClientConfig.from_env(args.url)
+        return anyio.run(run, args.handler, args, config)
+    except CliError as e:
+        print(f"{parser.prog}: {e.message}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1

@@ -1,0 +1,210 @@
+"""``bench ask`` and ``bench verdict``: ask a collection, then judge each seat.
+
+``ask`` streams the chat completion, so each seat's section reaches stdout the moment that seat
+finishes and the progress line can count them; the seats table (call, seat, model, status,
+seconds) goes to stderr at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import mimetypes
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from benchwarmers_mcp.cli.console import Progress, note, read_piped_stdin
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps
+from benchwarmers_mcp.cli.tables import table
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}
+ANSWERED = ("ok",)
+
+
+def fenced(title: str, text: str) -> str:
+    """A file as a fenced block titled with its name; the fence outgrows any backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    lang = Path(title).suffix.lstrip(".")
+    return f"{title}:\n{fence}{lang}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def read_attachment(name: str) -> tuple[str | None, dict[str, Any] | None]:
+    """(text block, None) for a text file, (None, image part) for an image."""
+    path = Path(name)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"-f {name}: {e.strerror or e}") from None
+    kind = IMAGE_TYPES.get(path.suffix.lower())
+    if kind:
+        url = f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+        return None, {"type": "image_url", "image_url": {"url": url}}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        guess = mimetypes.guess_type(name)[0] or "binary"
+        raise UsageError(f"-f {name}: not a UTF-8 text file ({guess}); attach text or png/jpeg/gif/webp images") \
+            from None
+    return fenced(name, text), None
+
+
+async def build_prompt(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
+    """The words, then piped stdin (as the prompt itself, or a block after the words), then each file."""
+    words = " ".join(args.prompt).strip()
+    wants_stdin = words in ("", "-")
+    piped = await read_piped_stdin()
+    if words == "-":
+        words = ""
+    if wants_stdin and piped is None:
+        raise UsageError('no prompt: give one, e.g. bench ask core "Review this", or pipe it in')
+    chunks = [words] if words else []
+    if piped and piped.strip():
+        chunks.append(piped.strip("\n") if not words else fenced("stdin", piped))
+    images = []
+    for name in args.file or ():
+        block, image = read_attachment(name)
+        if block:
+            chunks.append(block)
+        if image:
+            images.append(image)
+    text = "\n\n".join(chunks).strip()
+    if not text and not images:
+        raise UsageError("the prompt is empty (nothing in the arguments, stdin or files)")
+    return text, images
+
+
+def collection_model(name: str, args: argparse.Namespace) -> str:
+    name = name.strip().removeprefix("bench/")
+    if not name:
+        raise UsageError("name a collection: bench ask <collection> \"...\"; bench collections lists them")
+    if args.merged:
+        name = f"{name.split(':')[0]}:merged"
+    elif args.all:
+        name = f"{name.split(':')[0]}:all"
+    return f"bench/{name}"
+
+
+def nominees(values: list[str] | None) -> list[str]:
+    return [n.strip() for v in values or () for n in v.split(",") if n.strip()]
+
+
+async def request_body(args: argparse.Namespace) -> dict[str, Any]:
+    text, images = await build_prompt(args)
+    content: Any = text if not images else [{"type": "text", "text": text}, *images]
+    messages = [{"role": "system", "content": args.system}] if args.system else []
+    messages.append({"role": "user", "content": content})
+    body: dict[str, Any] = {"model": collection_model(args.collection, args), "messages": messages,
+                            "stream": not args.json}
+    chosen = nominees(args.with_)
+    if chosen:
+        body["with"] = chosen
+    return body
+
+
+async def ask(args: argparse.Namespace, remote: Remote) -> int:
+    body = await request_body(args)
+    if args.json:
+        reply = await remote.post("/v1/chat/completions", body)
+        print(dumps(reply))
+        return _exit_for(reply.get("bench") or {})
+    bench = await stream_answers(remote, body)
+    seats_table(bench)
+    return _exit_for(bench)
+
+
+async def stream_answers(remote: Remote, body: dict[str, Any]) -> dict[str, Any]:
+    """Write each section to stdout as it arrives; return the final ``bench`` field."""
+    progress = Progress(body["model"])
+    bench: dict[str, Any] = {}
+    failure: str | None = None
+    async with remote.stream("/v1/chat/completions", body) as response, anyio.create_task_group() as tg:
+        tg.start_soon(progress.run)
+        async for line in response.aiter_lines():
+            event = _event(line)
+            if event is None:
+                continue
+            if "error" in event:
+                error = event["error"]
+                failure = str(error.get("message") if isinstance(error, dict) else error)
+                break
+            text = "".join((c.get("delta") or {}).get("content") or "" for c in event.get("choices") or ())
+            if text:
+                if text.startswith("## "):
+                    progress.seat_finished()
+                progress.clear()
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            if isinstance(event.get("bench"), dict):
+                bench = event["bench"]
+        tg.cancel_scope.cancel()
+    if failure is not None:
+        raise CliError(f"the panel failed: {failure}")
+    if not bench:
+        raise CliError("the stream ended before the panel did (no bench field); see the server log")
+    return bench
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    if not line.startswith("data:"):
+        return None
+    data = line[len("data:"):].strip()
+    if not data or data == "[DONE]":
+        return None
+    try:
+        event = json.loads(data)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def seats_table(bench: dict[str, Any]) -> None:
+    seats = list(bench.get("seats") or [])
+    merger = bench.get("merger")
+    rows = [(s.get("call"), s.get("seat"), s.get("alias"), s.get("status"), s.get("seconds")) for s in seats]
+    if merger:
+        rows.append((merger.get("call"), "merger", merger.get("alias"), merger.get("status"), merger.get("seconds")))
+    sys.stdout.flush()
+    note("")
+    table(("call", "seat", "model", "status", "seconds"), rows, sys.stderr)
+    if bench.get("note"):
+        note(f"note: {bench['note']}")
+    for skipped in bench.get("skipped") or ():
+        note(f"not asked: {skipped.get('alias')} ({skipped.get('why')})")
+    if any(s.get("status") in ("ok", "empty") for s in seats):
+        note('judge each answer once checked: bench verdict <call> --useful|--not-useful [--real "..."] '
+             '[--false "..."]')
+
+
+def _exit_for(bench: dict[str, Any]) -> int:
+    statuses = [s.get("status") for s in bench.get("seats") or ()]
+    if statuses and not any(s in ANSWERED for s in statuses):
+        note("no seat answered (see the status column); nothing to judge")
+        return 1
+    return 0
+
+
+async def verdict(args: argparse.Namespace, remote: Remote) -> int:
+    body: dict[str, Any] = {"call": args.call, "useful": args.useful}
+    if args.note:
+        body["note"] = args.note
+    if args.real:
+        body["real"] = args.real
+    if args.false:
+        body["false"] = args.false
+    reply = await remote.post("/bench/verdict", body)
+    if args.json:
+        print(dumps(reply))
+        return 0
+    judged = "useful" if args.useful else "not useful"
+    if reply.get("written", True):
+        print(f"recorded: {args.call} {judged}")
+    else:
+        print(f"unchanged: {args.call} already has this verdict")
+    return 0

@@ -1,0 +1,200 @@
+"""``bench status``, ``collections``, ``collection ...``, ``settings``, ``quotas`` and gateway keys."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.cli.console import confirm, note
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps
+from benchwarmers_mcp.cli.tables import ago, table, when
+
+
+def show_json(args: argparse.Namespace, reply: Any) -> bool:
+    if args.json:
+        print(dumps(reply))
+    return args.json
+
+
+def csv(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+# ---- status --------------------------------------------------------------------------------
+
+async def status(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/api/status")
+    if show_json(args, reply):
+        return 0
+    c, auth = reply["counts"], reply.get("auth") or {}
+    print(f"Benchwarmers {reply['version']} at {reply['url']} (listening on {reply['bind']}:{reply['port']})")
+    print(f"data folder    {reply['data_folder']}")
+    print(f"config folder  {reply.get('config_folder', '-')} (the keys file)")
+    print(f"bench          {c['endpoints']} endpoint(s), {c['models']} model(s), {c['ad_hoc']} ad hoc, "
+          f"{c['retired']} retired, {c['collections']} collection(s)")
+    print(f"record         {c['panels']} panel(s), {c['calls']} call(s), {c['verdicts']} judged, "
+          f"{c['owed']} owed a verdict")
+    print(f"access         admin token {'set' if auth.get('admin_token') else 'not set'}, gateway keys "
+          f"{'required' if auth.get('keys_required') else 'not required'}")
+    if reply.get("endpoints_without_key"):
+        note(f"no key for: {', '.join(reply['endpoints_without_key'])} (bench endpoint key <name>)")
+    if reply["version"] != __version__:
+        note(f"this CLI is {__version__}; the server is {reply['version']}")
+    return 0
+
+
+# ---- collections ---------------------------------------------------------------------------
+
+async def collections(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/v1/models")
+    if show_json(args, reply):
+        return 0
+    items = [m for m in reply.get("data") or () if ":" not in str(m.get("id"))]
+    rows = [(m["id"], ", ".join(m.get("members") or ()), m.get("reply"), m.get("shape"), m.get("description"))
+            for m in items]
+    table(("collection", "members", "reply", "shape", "description"), rows)
+    if not rows:
+        note("no collections yet: bench collection save <name> --members a,b --description \"...\"")
+    return 0
+
+
+async def _collection(remote: Remote, name: str) -> dict[str, Any]:
+    reply = await remote.get("/api/collections")
+    bare = name.removeprefix("bench/")
+    for c in reply["collections"]:
+        if c["name"] == bare:
+            return c
+    raise CliError(f"no collection named {bare!r}; bench collections lists them")
+
+
+async def collection_show(args: argparse.Namespace, remote: Remote) -> int:
+    c = await _collection(remote, args.name)
+    if show_json(args, c):
+        return 0
+    together = c.get("together") or {}
+    print(f"{c['id']}  {c.get('description') or ''}".rstrip())
+    print(f"members     {', '.join(c['members'])}")
+    print(f"explorers   {c['explorers']} per panel")
+    print(f"shape       {c['shape']}    reply {c['reply']}    merger {c.get('merger') or 'chosen by record'}")
+    print(f"tags        {', '.join(c.get('tags') or ()) or '-'}")
+    window = together.get("context_window")
+    print(f"together    context {window or 'unknown'}, can {', '.join(together.get('capabilities') or ()) or '-'}")
+    return 0
+
+
+async def collection_save(args: argparse.Namespace, remote: Remote) -> int:
+    body: dict[str, Any] = {"name": args.name.removeprefix("bench/")}
+    for field, value in (("members", csv(args.members)), ("add", csv(args.add)), ("remove", csv(args.remove)),
+                         ("tags", csv(args.tags)), ("description", args.description), ("shape", args.shape),
+                         ("reply", args.reply), ("merger", args.merger)):
+        if value is not None:
+            body[field] = value
+    if len(body) == 1:
+        raise UsageError("nothing to save: give --members, --add, --remove, --description, --tags, --shape, "
+                         "--reply or --merger")
+    reply = await remote.post("/api/collection", body)
+    if show_json(args, reply):
+        return 0
+    c = reply["collection"]
+    verb = "created" if reply.get("created") else "saved"
+    print(f"{verb} {c['id']}: {', '.join(c['members'])} (+{c['explorers']} explorer(s), reply {c['reply']})")
+    return 0
+
+
+async def collection_delete(args: argparse.Namespace, remote: Remote) -> int:
+    name = args.name.removeprefix("bench/")
+    await confirm(f"Delete collection {name}? Its panels and verdicts stay on the record.", args.yes)
+    reply = await remote.post("/api/collection/remove", {"name": name})
+    if show_json(args, reply):
+        return 0
+    print(f"deleted bench/{name}")
+    return 0
+
+
+# ---- settings and quotas -------------------------------------------------------------------
+
+async def settings(args: argparse.Namespace, remote: Remote) -> int:
+    changing = getattr(args, "max_calls", None) is not None or getattr(args, "max_explorers", None) is not None
+    if getattr(args, "section", None) == "gateway" and changing:
+        body = {k: v for k, v in (("max_calls", args.max_calls), ("max_explorers", args.max_explorers))
+                if v is not None}
+        reply = await remote.post("/api/gateway-settings", body)
+    else:
+        reply = await remote.get("/api/gateway-settings")
+    if show_json(args, reply):
+        return 0
+    g = reply["gateway"]
+    print(f"gateway  max calls {g['max_calls']} (seats per panel), max explorers {g['max_explorers']}")
+    return 0
+
+
+async def quotas(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/bench/quotas")
+    if show_json(args, reply):
+        return 0
+    windows, resting = [], []
+    for conn in reply.get("connections") or ():
+        name = conn.get("connection")
+        for w in conn.get("windows") or ():
+            windows.append((name, w.get("metric"), w.get("window"), w.get("limit"), w.get("used"),
+                            w.get("remaining"), when(w.get("resets_at"))))
+        for r in conn.get("resting") or ():
+            resting.append((name, r.get("alias"), when(r.get("until")), r.get("why")))
+    table(("connection", "metric", "window", "limit", "used", "remaining", "resets"), windows)
+    if resting:
+        print()
+        table(("connection", "resting", "until", "why"), resting)
+    if not windows and not resting:
+        note("no limits known yet: they are learned from providers' headers and errors, or set per connection")
+    return 0
+
+
+# ---- gateway keys --------------------------------------------------------------------------
+
+async def key_list(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/api/gateway-keys")
+    if show_json(args, reply):
+        return 0
+    rows = [(k.get("name"), k.get("hint"), ", ".join(k.get("collections") or ()) or "all", k.get("rpm") or "-",
+             _age(k.get("created")), _age(k.get("last_used"))) for k in reply.get("keys") or ()]
+    table(("name", "hint", "collections", "rpm", "created", "last used"), rows)
+    if not rows:
+        note("no gateway keys: bench key create <name> [--collections a,b] [--rpm N]")
+    return 0
+
+
+def _age(value: Any) -> str:
+    """Epoch seconds as an age; text (an ISO date) as given."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ago(float(value))
+    return str(value) if value else "never"
+
+
+async def key_create(args: argparse.Namespace, remote: Remote) -> int:
+    body: dict[str, Any] = {"name": args.name}
+    if args.collections:
+        body["collections"] = csv(args.collections)
+    if args.rpm is not None:
+        body["rpm"] = args.rpm
+    reply = await remote.post("/api/gateway-key", body)
+    if show_json(args, reply):
+        return 0
+    sys.stdout.write(f"{reply['key']}\n")
+    sys.stdout.flush()
+    scope = ", ".join(reply.get("collections") or ()) or "every collection"
+    note(f"gateway key {reply['name']!r} for {scope}" + (f", {reply['rpm']} requests a minute" if reply.get("rpm")
+                                                         else "") + ". It is shown this once: keep it now.")
+    return 0
+
+
+async def key_revoke(args: argparse.Namespace, remote: Remote) -> int:
+    await confirm(f"Revoke gateway key {args.name}? Apps using it are refused from now on.", args.yes)
+    reply = await remote.post("/api/gateway-key/remove", {"name": args.name})
+    if show_json(args, reply):
+        return 0
+    print(f"revoked gateway key {args.name}")
+    return 0

@@ -1,0 +1,202 @@
+"""``bench endpoint(s)``, ``bench candidates``, ``bench models`` and ``bench model ...``:
+putting models on the bench and taking them off."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from benchwarmers_mcp.cli.console import confirm, note, read_key
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps
+from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
+
+
+def show_json(args: argparse.Namespace, reply: Any) -> bool:
+    if args.json:
+        print(dumps(reply))
+    return args.json
+
+
+# ---- endpoints -----------------------------------------------------------------------------
+
+async def endpoint_list(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/api/endpoints")
+    if show_json(args, reply):
+        return 0
+    rows = [(e["name"], e["api"], e["kind"], e["base_url"], e.get("key_source") or "none", e["models"])
+            for e in reply["endpoints"]]
+    if not rows:
+        note("no endpoints yet: bench endpoint add <name> --base https://.../v1")
+    table(("name", "api", "kind", "base URL", "key", "models"), rows)
+    return 0
+
+
+async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
+    body: dict[str, Any] = {"name": args.name, "base": args.base, "api": args.api, "kind": args.kind}
+    if args.key_name:
+        body["key_name"] = args.key_name
+    key = await read_key(args.name, from_stdin=args.key_stdin, skip=args.no_key or args.api == "simulated")
+    if key is not None:
+        body["key"] = key
+    reply = await remote.post("/api/endpoint", {k: v for k, v in body.items() if v is not None})
+    if show_json(args, reply):
+        return 0
+    e = reply["endpoint"]
+    verb = "added" if reply.get("created") else "updated"
+    print(f"{verb} endpoint {e['name']} ({e['api']}, {e['kind']}) at {e['base_url']}")
+    if reply.get("key_saved"):
+        note(f"its key is in the server's key store as {e['key_name']!r} (never in the data folder)")
+    if reply.get("note"):
+        note(f"note: {reply['note']}")
+    note(f"next: bench endpoint test {e['name']}; bench candidates --endpoint {e['name']} --new")
+    return 0
+
+
+async def endpoint_key(args: argparse.Namespace, remote: Remote) -> int:
+    key = await read_key(args.name, from_stdin=args.key_stdin, skip=False)
+    if key is None:
+        raise UsageError("no key given; nothing changed")
+    reply = await remote.post("/api/endpoint/key", {"name": args.name, "key": key})
+    if show_json(args, reply):
+        return 0
+    print(f"key saved for {args.name} in the server's key store")
+    if reply.get("note"):
+        note(f"note: {reply['note']}")
+    return 0
+
+
+async def endpoint_test(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.post("/api/endpoint/test", {"name": args.name})
+    if show_json(args, reply):
+        return 0 if reply.get("ok") else 1
+    if not reply.get("ok"):
+        raise CliError(f"{args.name} did not answer its model listing: {reply.get('error')}")
+    sample = ", ".join(reply.get("sample") or [])
+    print(f"{args.name} answers: {reply['served']} model(s) served in {reply['seconds']:.1f}s"
+          + (f" ({sample}{', ...' if reply['served'] > len(reply.get('sample') or []) else ''})" if sample else ""))
+    return 0
+
+
+async def endpoint_remove(args: argparse.Namespace, remote: Remote) -> int:
+    what = f"Remove endpoint {args.name}" + (" and retire its models?" if args.with_models else "?")
+    await confirm(what, args.yes)
+    reply = await remote.post("/api/endpoint/remove", {"name": args.name, "with_models": args.with_models})
+    if show_json(args, reply):
+        return 0
+    print(f"removed endpoint {args.name}")
+    if reply.get("retired"):
+        note(f"retired with it: {', '.join(reply['retired'])} (bench model restore <alias> once it is back)")
+    if reply.get("key_removed"):
+        note("its key was removed from the key store")
+    return 0
+
+
+# ---- candidates and models -------------------------------------------------------------------
+
+async def candidates(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/api/candidates", {"endpoint": args.endpoint, "new": "1" if args.new else None,
+                                                  "find": args.find})
+    if show_json(args, reply):
+        return 0
+    rows = [(c["endpoint"], c["served"], c["status"], c["alias"] or c["suggested"]) for c in reply["candidates"]]
+    table(("endpoint", "served name", "status", "alias"), rows)
+    for failure in reply.get("errors") or ():
+        note(f"{failure['endpoint']}: {failure['error']}")
+    if reply.get("errors") and not rows:
+        return 1
+    if not rows:
+        note("nothing new served" if args.new else "no endpoint serves anything yet")
+    elif any(c["status"] == "new" for c in reply["candidates"]):
+        note("register one: bench model register <served name> --endpoint <endpoint> [--alias A]")
+    return 0
+
+
+async def models(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/api/models", {"active": None if args.all else "1", "find": args.find,
+                                             "role": args.role})
+    if show_json(args, reply):
+        return 0
+    rows = [(m["alias"], m["status"] + (" (resting)" if m.get("resting") else ""), m["role"], m["endpoint"],
+             m["served"], m["calls"], f"{m['useful']}/{m['judged']}", ago(m.get("last_used")))
+            for m in reply["models"]]
+    table(("alias", "status", "role", "endpoint", "served name", "calls", "useful", "last used"), rows)
+    if not rows:
+        note("no models match" if (args.find or args.role) else
+             "no models yet: bench candidates --new, then bench model register <served name> --endpoint E")
+    return 0
+
+
+async def model_register(args: argparse.Namespace, remote: Remote) -> int:
+    body: dict[str, Any] = {"served": args.served, "endpoint": args.endpoint}
+    if args.alias:
+        body["alias"] = args.alias
+    if args.role:
+        body["role"] = args.role
+    if args.ad_hoc:
+        body["ad_hoc"] = True
+    reply = await remote.post("/api/model/register", body)
+    if show_json(args, reply):
+        return 0
+    m = reply["model"]
+    print(f"registered {m['alias']} ({m['served']} on {m['endpoint']}, {m['status']})")
+    note(f"add it to a collection: bench collection save <name> --add {m['alias']}")
+    return 0
+
+
+async def model_retire(args: argparse.Namespace, remote: Remote) -> int:
+    await confirm(f"Retire {args.alias}? It stops being seated; its record stays.", args.yes)
+    reply = await remote.post("/api/model/retire", {"alias": args.alias, "reason": args.reason})
+    if show_json(args, reply):
+        return 0
+    print(f"retired {args.alias}: {args.reason}")
+    if reply.get("member_of"):
+        note(f"still listed in: {', '.join(reply['member_of'])} (not seated while retired)")
+    note(f"bring it back with: bench model restore {args.alias}")
+    return 0
+
+
+async def model_restore(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.post("/api/model/restore", {"alias": args.alias})
+    if show_json(args, reply):
+        return 0
+    print(f"restored {args.alias} ({reply['model']['status']})")
+    return 0
+
+
+SWITCH = {"on": True, "off": False, "yes": True, "no": False, "unknown": None}
+
+
+def changes(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if getattr(args, "role", None):
+        body["role"] = args.role
+    for name in ("vision", "tools", "ad_hoc"):
+        value = getattr(args, name, None)
+        if value is not None:
+            body[name] = SWITCH[value]
+    context, max_output = getattr(args, "context", None), getattr(args, "max_output", None)
+    if context is not None:
+        body["context_window"] = None if context == "unknown" else _positive(context, "--context")
+    if max_output is not None:
+        body["max_output"] = None if max_output == "unknown" else _positive(max_output, "--max-output")
+    return body
+
+
+def _positive(value: str, flag: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(f"{flag} takes a number of tokens (or 'unknown'), not {value!r}")
+    return int(value)
+
+
+async def model_set(args: argparse.Namespace, remote: Remote) -> int:
+    body = changes(args)
+    if not body:
+        raise UsageError("nothing to change: give --role, --vision, --tools, --context, --max-output or --ad-hoc")
+    reply = await remote.post("/api/model", {"alias": args.alias, **body})
+    if show_json(args, reply):
+        return 0
+    m = reply["model"]
+    print(f"{m['alias']}: role {m['role']}, {m['status']}, vision {yes_no_unknown(m['vision'])}, "
+          f"tools {yes_no_unknown(m['tools'])}, context {m['context_window'] or 'unknown'}, "
+          f"max output {m['max_output'] or 'unknown'}")
+    return 0
