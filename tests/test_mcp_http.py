@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +16,17 @@ import anyio
 import httpx
 import httpx2
 import pytest
+import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from benchwarmers_mcp import gateway_keys
+from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from tests.seed import seed_async
+from tests.servers import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -161,7 +166,8 @@ async def test_ask_with_progress_then_verdict(base: str, mode: str, path: str) -
     assert not recorded.is_error
     assert recorded.content[0].text == f"Recorded {call}: useful, 1 real, 1 false."
     assert again.content[0].text == f"Already recorded {call}: useful, 1 real, 1 false (unchanged)."
-    record = httpx.get(base + "/bench/record", params={"collection": "bench/core"}).json()
+    async with httpx.AsyncClient() as http:
+        record = (await http.get(base + "/bench/record", params={"collection": "bench/core"})).json()
     assert record["aliases"]["sage"]["useful"] == 1
 
 
@@ -313,3 +319,27 @@ class TestKeys:
         async with Database(home / "benchwarmers.db") as db:
             asked_by = await db.fetchval("SELECT key_name FROM panels WHERE id = ?", (panel,))
         assert asked_by == "shaky-only"
+
+
+def test_get_is_405_so_no_stream_outlives_the_server(base: str) -> None:
+    response = httpx.get(base + "/mcp", headers={"Accept": "text/event-stream"})
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST, DELETE"
+    assert response.json()["jsonrpc"] == "2.0"
+
+
+async def test_server_stops_promptly_with_a_session_open(settings: Settings) -> None:
+    """A connected handshake-era client holds no stream open, so stopping the server never waits on it."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(replace(settings, port=port)), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive()
+        await anyio.sleep(0.02)
+    async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        server.should_exit = True
+        await anyio.to_thread.run_sync(thread.join, 20)
+        assert not thread.is_alive()

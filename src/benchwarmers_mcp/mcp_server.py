@@ -73,7 +73,7 @@ class EngineTools:
             raise refused("ask", e) from None
         seats = len(run.seating.seats)
         merging = run.reply == "merged"
-        await progress.seat(0, seats + merging)
+        await progress.seat(0, seats + 1 if merging else seats)
         async for event in run.events(keepalive=self.ctx.settings.keepalive):
             if event is None:
                 await progress.tick()
@@ -171,7 +171,9 @@ class McpEndpoint:
 
 
 mcp_endpoint = McpEndpoint()
-MCP_METHODS = ["GET", "POST", "DELETE"]
+# No GET: the server opens no stream of its own (405, as the spec allows), so no idle stream can hold
+# a stopping server open. DELETE ends a handshake-era session.
+MCP_METHODS = ["POST", "DELETE"]
 
 
 def render_error(error: BenchError) -> Response:

@@ -100,6 +100,8 @@ class PanelStream:
         if not payload or payload == "[DONE]":
             return
         data = json.loads(payload)
+        if not isinstance(data, dict):
+            return
         if "error" in data:
             raise ToolFailure(f"Benchwarmers failed during the panel: {_message(payload.encode())}")
         if data.get("bench") is not None:
