@@ -33,6 +33,7 @@ class Call:
     path: str = ""
     tokens_in: int = 0
     tokens_out: int = 0
+    reasoning: int = 0
     status: int = 200
 
 

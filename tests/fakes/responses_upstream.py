@@ -79,8 +79,10 @@ class FakeResponses(NativeFake):
                              "insufficient_quota", "insufficient_quota")
             return error(call.status, f"fake {fail} for {name}", fail)
         reply = self.reply_for(model, call, prompt)
+        call.reasoning = len(reply.thinking) // 4 + 1 if reply.thinking else 0
+        call.tokens_out += call.reasoning  # output tokens include the reasoning ones, as OpenAI counts them
         usage = {"input_tokens": call.tokens_in, "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": call.tokens_out, "output_tokens_details": {"reasoning_tokens": 0},
+                 "output_tokens": call.tokens_out, "output_tokens_details": {"reasoning_tokens": call.reasoning},
                  "total_tokens": call.tokens_in + call.tokens_out}
         if not body.get("stream"):
             return JSONResponse(self.response(model, self.items(reply), usage, "completed"), headers=self.headers)
