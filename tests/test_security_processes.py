@@ -150,7 +150,9 @@ def test_an_upstream_redirect_is_never_followed(home: Path, settings: Settings, 
         r = httpx.post(gateway + "/v1/chat/completions", json={"model": "bench/core", "messages": PROMPT},
                        timeout=30)
         assert r.status_code == 200, r.text
-        assert [seat["status"] for seat in r.json()["bench"]["seats"]] == ["error"]
+        seats = r.json()["bench"]["seats"]
+        assert [seat["status"] for seat in seats] == ["error"]
+        assert "redirected (307)" in seats[0]["error"] and "not followed" in seats[0]["error"]
 
         async def direct() -> int:
             async with make_client(settings) as client:

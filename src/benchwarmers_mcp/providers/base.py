@@ -116,6 +116,12 @@ def error_for_status(status: int, headers: httpx.Headers, body: bytes) -> Provid
 
 
 async def raise_for_status(response: httpx.Response) -> None:
+    if 300 <= response.status_code < 400:
+        where = response.headers.get("location", "")
+        host = httpx.URL(where).host if where else ""
+        raise UpstreamFailure(f"upstream redirected ({response.status_code}) to {host or 'another location'}; "
+                              "redirects are not followed, so a key never reaches another host: fix the base URL",
+                              upstream_status=response.status_code)
     if response.status_code >= 400:
         body = await response.aread()
         raise error_for_status(response.status_code, response.headers, body)
