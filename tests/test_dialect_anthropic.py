@@ -22,16 +22,18 @@ from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
 pytestmark = pytest.mark.usefixtures("panel")
 
 
-def client(base: str, **kwargs) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=base, api_key="local-key", max_retries=0, **kwargs)
+@pytest.fixture
+def sdk(gateway):
+    with anthropic.Anthropic(base_url=gateway, api_key="local-key", max_retries=0) as client:
+        yield client
 
 
 def ask(**extra):
     return {"model": "bench/core", "max_tokens": 512, "messages": [{"role": "user", "content": QUESTION}], **extra}
 
 
-def test_whole_reply_reads_every_seat(gateway):
-    reply = client(gateway).messages.create(**ask(system="Be brief."))
+def test_whole_reply_reads_every_seat(sdk):
+    reply = sdk.messages.create(**ask(system="Be brief."))
     assert reply.model == "bench/core" and reply.stop_reason == "end_turn"
     text = reply.content[0].text
     assert_every_seat(text)
@@ -41,8 +43,8 @@ def test_whole_reply_reads_every_seat(gateway):
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
 
-def test_stream_helper_reads_every_seat_and_bench(gateway):
-    with client(gateway).messages.stream(**ask(system=[{"type": "text", "text": "Be brief."}])) as stream:
+def test_stream_helper_reads_every_seat_and_bench(sdk):
+    with sdk.messages.stream(**ask(system=[{"type": "text", "text": "Be brief."}])) as stream:
         events = list(stream)
         final = stream.get_final_message()
     assert_every_seat(final.content[0].text)
@@ -64,34 +66,34 @@ def test_raw_stream_has_event_lines_and_ping_keepalives(gateway):
 
 
 def test_old_style_x_api_key_client_and_old_version(gateway):
-    old = anthropic.Anthropic(base_url=gateway, auth_token="unused", max_retries=0,
-                              default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
-                                               "anthropic-version": "2023-06-01"})
-    reply = old.messages.create(**ask())
+    with anthropic.Anthropic(base_url=gateway, auth_token="unused", max_retries=0,
+                             default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
+                                              "anthropic-version": "2023-06-01"}) as old:
+        reply = old.messages.create(**ask())
     assert_every_seat(reply.content[0].text)
 
 
-def test_images_as_base64_and_url_reach_seats_that_can_see(gateway):
+def test_images_as_base64_and_url_reach_seats_that_can_see(sdk):
     content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
                {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
                {"type": "text", "text": "What is in these?"}]
-    reply = client(gateway).messages.create(model="bench/eyes", max_tokens=100,
+    reply = sdk.messages.create(model="bench/eyes", max_tokens=100,
                                             messages=[{"role": "user", "content": content}])
     assert_every_seat(reply.content[0].text, ("owl", "hawk"))
 
 
-def test_count_tokens_is_the_estimate(gateway):
+def test_count_tokens_is_the_estimate(sdk):
     text = "x" * 400
-    counted = client(gateway).messages.count_tokens(model="bench/core", system="s" * 40,
+    counted = sdk.messages.count_tokens(model="bench/core", system="s" * 40,
                                                     messages=[{"role": "user", "content": text}])
     assert counted.input_tokens == int(440 / 4 * 1.1)
 
 
-def test_model_list_in_anthropic_shape(gateway):
-    ids = [m.id for m in client(gateway).models.list()]
+def test_model_list_in_anthropic_shape(sdk):
+    ids = [m.id for m in sdk.models.list()]
     assert ids == ["bench/core", "bench/core:merged", "bench/core:route",
                    "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
-    page = client(gateway).models.list(limit=2)
+    page = sdk.models.list(limit=2)
     assert [m.id for m in page.data] == ids[:2] and page.has_more
 
 
@@ -116,17 +118,17 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "error", "words"), REFUSALS)
-def test_refusals_raise_the_sdk_error_with_the_gateway_message(gateway, change, error, words):
+def test_refusals_raise_the_sdk_error_with_the_gateway_message(sdk, change, error, words):
     with pytest.raises(error) as caught:
-        client(gateway).messages.create(**{**ask(), **change})
+        sdk.messages.create(**{**ask(), **change})
     assert words in caught.value.body["error"]["message"]
     assert caught.value.body["type"] == "error"
 
 
 @pytest.mark.usefixtures("breaks_mid_stream")
-def test_mid_stream_failure_raises_in_the_stream(gateway):
+def test_mid_stream_failure_raises_in_the_stream(sdk):
     with pytest.raises(anthropic.APIStatusError) as caught:
-        with client(gateway).messages.stream(**ask()) as stream:
+        with sdk.messages.stream(**ask()) as stream:
             for _ in stream:
                 pass
     assert MID_STREAM in str(caught.value.body)

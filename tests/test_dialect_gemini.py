@@ -56,9 +56,11 @@ def test_stream_reads_every_seat(gclient):
 
 def test_v1beta_and_model_prefix_and_reply_suffix(gateway):
     client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway, api_version="v1beta"))
-    reply = client.models.generate_content(model="models/bench/core:all", contents=QUESTION)
+    try:
+        reply = client.models.generate_content(model="models/bench/core:all", contents=QUESTION)
+    finally:
+        client.close()
     assert_every_seat(reply.text)
-    client.close()
 
 
 def test_inline_and_file_url_images_reach_seats_that_can_see(gateway):

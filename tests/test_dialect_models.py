@@ -18,28 +18,38 @@ pytestmark = pytest.mark.usefixtures("panel")
 LISTED = ["bench/core", "bench/core:merged", "bench/core:route", "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
 
 
-def test_the_three_sdks_each_read_their_own_list(gateway):
-    oai = openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+def test_the_three_sdks_each_read_their_own_list(gateway, oai, ant):
     listed = oai.models.list().data
     assert [m.id for m in listed] == LISTED
     assert listed[0].model_extra["members"] == ["sage", "quill", "lark"]
-    ant = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0)
     assert [m.id for m in ant.models.list()] == LISTED
     client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway))
-    assert [m.name for m in client.models.list()] == [f"models/{n}" for n in LISTED]
-    client.close()
+    try:
+        assert [m.name for m in client.models.list()] == [f"models/{n}" for n in LISTED]
+    finally:
+        client.close()
 
 
-def test_lookups_by_name_in_each_sdk_shape(gateway):
-    oai = openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+def test_lookups_by_name_in_each_sdk_shape(oai, ant):
     assert oai.models.retrieve("bench/core:merged").id == "bench/core:merged"
-    ant = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0)
     assert ant.models.retrieve("core").id == "bench/core"
     with pytest.raises(anthropic.NotFoundError) as caught:
         ant.models.retrieve("bench/nowhere")
     assert caught.value.body["error"]["type"] == "not_found_error"
     with pytest.raises(openai.NotFoundError):
         oai.models.retrieve("bench/nowhere")
+
+
+@pytest.fixture
+def oai(gateway):
+    with openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0) as client:
+        yield client
+
+
+@pytest.fixture
+def ant(gateway):
+    with anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0) as client:
+        yield client
 
 
 @pytest.mark.parametrize(("headers", "params", "key"), [
@@ -72,7 +82,6 @@ def test_unknown_routes_answer_in_their_api_shape(gateway, method, path, check):
     assert r.status_code == 404 and check(r.json())
 
 
-def test_a_stored_response_cannot_be_retrieved(gateway):
-    oai = openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+def test_a_stored_response_cannot_be_retrieved(oai):
     with pytest.raises(openai.NotFoundError):
         oai.responses.retrieve("resp_123")

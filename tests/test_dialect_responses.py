@@ -21,12 +21,14 @@ from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
 pytestmark = pytest.mark.usefixtures("panel")
 
 
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+@pytest.fixture
+def sdk(gateway):
+    with openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0) as client:
+        yield client
 
 
-def test_responses_whole_reply_reads_every_seat(gateway):
-    reply = client(gateway).responses.create(model="bench/core", instructions="Be brief.", input=QUESTION)
+def test_responses_whole_reply_reads_every_seat(sdk):
+    reply = sdk.responses.create(model="bench/core", instructions="Be brief.", input=QUESTION)
     assert_every_seat(reply.output_text)
     assert reply.status == "completed" and reply.store is False and reply.model == "bench/core"
     bench = reply.model_extra["bench"]
@@ -34,9 +36,9 @@ def test_responses_whole_reply_reads_every_seat(gateway):
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
 
-def test_responses_stream_helper_reads_every_seat_and_bench(gateway):
+def test_responses_stream_helper_reads_every_seat_and_bench(sdk):
     items = [{"role": "user", "content": [{"type": "input_text", "text": QUESTION}]}]
-    with client(gateway).responses.stream(model="bench/core", input=items) as stream:
+    with sdk.responses.stream(model="bench/core", input=items) as stream:
         events = list(stream)
         final = stream.get_final_response()
     assert_every_seat(final.output_text)
@@ -46,10 +48,10 @@ def test_responses_stream_helper_reads_every_seat_and_bench(gateway):
     assert events[0].type == "response.created" and events[-1].type == "response.completed"
 
 
-def test_responses_image_reaches_seats_that_can_see(gateway):
+def test_responses_image_reaches_seats_that_can_see(sdk):
     items = [{"role": "user", "content": [{"type": "input_text", "text": "What is this?"},
                                           {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}]
-    reply = client(gateway).responses.create(model="bench/eyes", input=items)
+    reply = sdk.responses.create(model="bench/eyes", input=items)
     assert_every_seat(reply.output_text, ("owl", "hawk"))
 
 
@@ -77,32 +79,32 @@ RESPONSES_REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "words"), RESPONSES_REFUSALS)
-def test_responses_refusals_raise_bad_request_with_the_gateway_message(gateway, change, words):
+def test_responses_refusals_raise_bad_request_with_the_gateway_message(sdk, change, words):
     with pytest.raises(openai.BadRequestError) as caught:
-        client(gateway).responses.create(**{"model": "bench/core", "input": "hi", **change})
+        sdk.responses.create(**{"model": "bench/core", "input": "hi", **change})
     assert words in caught.value.message
     assert caught.value.body["type"] == "invalid_request_error" and caught.value.body["code"] == "400"
 
 
-def test_responses_unknown_collection_is_not_found(gateway):
+def test_responses_unknown_collection_is_not_found(sdk):
     with pytest.raises(openai.NotFoundError) as caught:
-        client(gateway).responses.create(model="bench/nowhere", input="hi")
+        sdk.responses.create(model="bench/nowhere", input="hi")
     assert "bench/core" in caught.value.message, "the message lists the collections there are"
 
 
 @pytest.mark.usefixtures("breaks_mid_stream")
-def test_responses_mid_stream_failure_is_an_error_event_then_failed(gateway):
-    events = list(client(gateway).responses.create(model="bench/core", input="hi", stream=True))
+def test_responses_mid_stream_failure_is_an_error_event_then_failed(sdk):
+    events = list(sdk.responses.create(model="bench/core", input="hi", stream=True))
     error, failed = events[-2], events[-1]
     assert error.type == "error" and MID_STREAM in error.message
     assert failed.type == "response.failed" and failed.response.error.message == MID_STREAM
 
 
-def test_completions_whole_and_streamed(gateway):
-    whole = client(gateway).completions.create(model="bench/core", prompt=QUESTION)
+def test_completions_whole_and_streamed(sdk):
+    whole = sdk.completions.create(model="bench/core", prompt=QUESTION)
     assert_every_seat(whole.choices[0].text)
     assert whole.object == "text_completion" and whole.model_extra["bench"]["collection"] == "bench/core"
-    chunks = list(client(gateway).completions.create(model="bench/core", prompt=[QUESTION], stream=True))
+    chunks = list(sdk.completions.create(model="bench/core", prompt=[QUESTION], stream=True))
     assert_every_seat("".join(c.choices[0].text for c in chunks))
     assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].model_extra["bench"]
 
@@ -117,16 +119,16 @@ COMPLETIONS_REFUSALS = [
 
 
 @pytest.mark.parametrize(("change", "words"), COMPLETIONS_REFUSALS)
-def test_completions_refusals(gateway, change, words):
+def test_completions_refusals(sdk, change, words):
     with pytest.raises(openai.BadRequestError) as caught:
-        client(gateway).completions.create(model="bench/core", **change)
+        sdk.completions.create(model="bench/core", **change)
     assert words in caught.value.message
 
 
 @pytest.mark.usefixtures("breaks_mid_stream")
-def test_completions_mid_stream_failure_raises_api_error(gateway):
+def test_completions_mid_stream_failure_raises_api_error(sdk):
     with pytest.raises(openai.APIError) as caught:
-        for _ in client(gateway).completions.create(model="bench/core", prompt="hi", stream=True):
+        for _ in sdk.completions.create(model="bench/core", prompt="hi", stream=True):
             pass
     assert MID_STREAM in caught.value.message
 
