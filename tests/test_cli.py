@@ -1,0 +1,562 @@
+"""The installed ``bench`` / ``benchwarmers`` console scripts as subprocesses, against real servers on
+free ports and the fake OpenAI-compatible upstream: every command, the stream each output goes
+to, every exit code, keys that never reach an argument, the data folder or a log, and the
+confirmations that need a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from benchwarmers_mcp.app import create_app
+from benchwarmers_mcp.cli.client import build_parser
+from benchwarmers_mcp.settings import Settings
+from tests.fakes.openai_upstream import FakeUpstream
+from tests.servers import free_port, serve_in_thread, spawn_server
+
+BIN = str(Path(sys.executable).parent)
+BENCH = shutil.which("bench", path=BIN)
+LONG_NAME = shutil.which("benchwarmers", path=BIN)
+SECRET = "sk-cli-secret-5f0e1d2c3b4a69788796a5b4"
+SERVED = ["vendor/alpha", "vendor/beta:free", "other/gamma", "other/delta"]
+
+
+def cli_env(url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWARMERS_", "BENCH_"))}
+    env["BENCHWARMERS_URL"] = url
+    env.update(extra)
+    return env
+
+
+def bench(url: str, *args: str, stdin: str = "", program: str | None = None,
+          **env: str) -> subprocess.CompletedProcess[str]:
+    """Run the console script with ``stdin`` piped in (so stdin is never a terminal)."""
+    return subprocess.run([program or BENCH, *args], input=stdin, capture_output=True, text=True,
+                          env=cli_env(url, **env), timeout=60)
+
+
+def on_terminal(url: str, *args: str, answer: str) -> subprocess.CompletedProcess[str]:
+    """Run with stdin a pseudo-terminal that types ``answer``; stdout and stderr stay pipes."""
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([BENCH, *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=cli_env(url))
+        os.close(slave)
+        os.write(master, answer.encode())
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def with_terminal_stderr(url: str, *args: str) -> tuple[int, str, str]:
+    """Run with stderr a pseudo-terminal; returns (exit code, stdout, what the terminal showed)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([BENCH, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
+                            text=True, env=cli_env(url))
+    os.close(slave)
+    out, _ = proc.communicate(timeout=60)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    return proc.returncode, out, shown.decode("utf-8", "replace")
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, (result.args, result.stdout, result.stderr)
+    return result
+
+
+@pytest.fixture
+def served(fake: FakeUpstream) -> FakeUpstream:
+    fake.served[:] = SERVED
+    return fake
+
+
+@pytest.fixture
+def bench_with_models(gateway: str, upstream: str, served: FakeUpstream) -> str:
+    """A server with the fake endpoint and alpha, beta-free, gamma registered, in collection core."""
+    with httpx.Client(base_url=gateway) as api:
+        api.post("/api/endpoint", json={"name": "fake", "base": upstream, "key": SECRET}).raise_for_status()
+        for name in SERVED[:3]:
+            api.post("/api/model/register", json={"served": name, "endpoint": "fake"}).raise_for_status()
+        api.post("/api/collection", json={"name": "core", "members": ["alpha", "beta-free", "gamma"],
+                                          "description": "code review"}).raise_for_status()
+        api.post("/api/gateway-settings", json={"max_explorers": 0}).raise_for_status()
+    return gateway
+
+
+def test_the_console_scripts_are_installed() -> None:
+    assert BENCH and LONG_NAME, f"bench and benchwarmers must be installed in {BIN}"
+
+
+# ---- exit codes ------------------------------------------------------------------------------
+
+def test_no_server_at_the_url_exits_3_with_a_hint() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    for args in (("status",), ("models", "--url", url), ("ask", "core", "hello")):
+        result = bench(url, *args)
+        assert result.returncode == 3, args
+        assert result.stdout == ""
+        assert f"no Benchwarmers server at {url}" in result.stderr
+        assert "benchwarmers demo" in result.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("status", "--bogus"),
+    ("no-such-command",),
+    ("model",),
+    ("model", "register", "vendor/alpha"),
+    ("verdict", "p1.member1"),
+    ("verdict", "p1.member1", "--useful", "--not-useful"),
+    ("collection", "save", "core", "--reply", "loud"),
+    ("settings", "gateway", "--max-calls", "many"),
+    ("endpoint", "add", "x", "--base", "http://h/v1", "--key", "sk-on-the-command-line"),
+    ("ask", "core", "--merged", "--all", "x"),
+])
+def test_bad_usage_exits_2_before_calling_anyone(args: tuple[str, ...]) -> None:
+    result = bench(f"http://127.0.0.1:{free_port()}", *args)
+    assert result.returncode == 2, (args, result.stderr)
+    assert result.stdout == ""
+    assert "usage:" in result.stderr or "error:" in result.stderr
+
+
+def test_bad_usage_found_by_the_client_also_exits_2(bench_with_models: str, tmp_path: Path) -> None:
+    missing = bench(bench_with_models, "ask", "core", "look", "-f", str(tmp_path / "nope.py"))
+    assert missing.returncode == 2 and "nope.py" in missing.stderr
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x00\xff\xfe" * 10)
+    refused = bench(bench_with_models, "ask", "core", "look", "-f", str(binary))
+    assert refused.returncode == 2 and "not a UTF-8 text file" in refused.stderr
+    empty = bench(bench_with_models, "ask", "core")
+    assert empty.returncode == 2 and "prompt is empty" in empty.stderr
+    timeout = bench(bench_with_models, "status", BENCHWARMERS_TIMEOUT="soon")
+    assert timeout.returncode == 2 and "BENCHWARMERS_TIMEOUT" in timeout.stderr
+    nothing = bench(bench_with_models, "model", "set", "alpha")
+    assert nothing.returncode == 2 and "nothing to change" in nothing.stderr
+
+
+def test_a_refusal_exits_1_with_the_server_reason(bench_with_models: str) -> None:
+    unknown = bench(bench_with_models, "ask", "nosuch", "hello")
+    assert unknown.returncode == 1
+    assert "unknown collection 'nosuch'" in unknown.stderr and "bench/core" in unknown.stderr
+    assert unknown.stdout == ""
+    verdict = bench(bench_with_models, "verdict", "p0-none.member1", "--useful")
+    assert verdict.returncode == 1 and "no call with id" in verdict.stderr
+    twice = bench(bench_with_models, "model", "register", "vendor/alpha", "--endpoint", "fake")
+    assert twice.returncode == 1 and "already on the bench as 'alpha'" in twice.stderr
+
+
+def subcommands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> Iterator[
+        tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield (*prefix, name), child
+                yield from subcommands(child, (*prefix, name))
+
+
+def test_help_is_on_every_command_with_examples() -> None:
+    """Every command and subcommand the parser knows has an examples section, --json and --url."""
+    found = list(subcommands(build_parser()))
+    assert len(found) >= 30
+    for path, parser in found:
+        text = parser.format_help()
+        assert "\nexamples:\n  " in text, path
+        assert "--json" in text and "--url" in text, path
+
+
+def test_help_from_the_installed_scripts() -> None:
+    url = "http://127.0.0.1:9"
+    top = ok(bench(url, "--help"))
+    assert "benchwarmers serve | demo | init | mcp" in top.stdout
+    for command in ("status", "ask", "verdict", "models", "candidates", "collections", "settings", "quotas", "keys"):
+        assert command in top.stdout
+    ask = ok(bench(url, "ask", "--help", program=LONG_NAME))
+    assert "git diff | bench ask core" in ask.stdout
+    retire = ok(bench(url, "model", "retire", "--help"))
+    assert "--yes" in retire.stdout and "examples:" in retire.stdout
+    assert ok(bench(url, "--version")).stdout.startswith("benchwarmers ")
+
+
+# ---- the flow of issue 3, point 4 --------------------------------------------------------------
+
+def test_endpoint_to_verdict_end_to_end(gateway: str, upstream: str, served: FakeUpstream, settings: Settings,
+                                        tmp_path: Path) -> None:
+    added = ok(bench(gateway, "endpoint", "add", "fake", "--base", upstream, "--key-stdin", stdin=SECRET + "\n"))
+    assert "added endpoint fake (chat, provider)" in added.stdout
+    assert json.loads((settings.config_dir / "keys.json").read_text()) == {"fake": SECRET}
+
+    tested = ok(bench(gateway, "endpoint", "test", "fake"))
+    assert "fake answers: 4 model(s)" in tested.stdout
+
+    listed = ok(bench(gateway, "candidates", "--new"))
+    for name in SERVED:
+        assert name in listed.stdout
+    assert "beta-free" in listed.stdout  # the alias it would get
+    for name in SERVED[:3]:
+        registered = ok(bench(gateway, "model", "register", name, "--endpoint", "fake"))
+        assert "registered" in registered.stdout
+    left = ok(bench(gateway, "candidates", "--new"))
+    assert "other/delta" in left.stdout and "vendor/alpha" not in left.stdout
+
+    saved = ok(bench(gateway, "collection", "save", "core", "--members", "alpha,beta-free,gamma",
+                     "--description", "code review"))
+    assert "created bench/core: alpha, beta-free, gamma" in saved.stdout
+    source = tmp_path / "cache.py"
+    source.write_text("def get(key):\n    return CACHE[key]\n")
+    asked = ok(bench(gateway, "ask", "core", "Where can this return a stale value?", "-f", str(source)))
+    for name in SERVED[:3]:
+        assert f"answer from {name}" in asked.stdout
+    assert [line for line in asked.stderr.splitlines() if line][0].split() == [
+        "call", "seat", "model", "status", "seconds"]
+    seat_rows = [line for line in asked.stderr.splitlines() if line.startswith("p")]
+    assert len(seat_rows) == 3 and all(" ok " in row for row in seat_rows)
+    assert "seconds" in asked.stderr and "seconds" not in asked.stdout
+    sent = served.calls[-1].body["messages"][-1]["content"]
+    assert "Where can this return a stale value?" in sent
+    assert f"{source}:\n```py\ndef get(key):" in sent
+    assert all(c.headers.get("authorization") == f"Bearer {SECRET}" for c in served.calls)
+
+    call = seat_rows[0].split()[0]
+    judged = ok(bench(gateway, "verdict", call, "--useful", "--note", "found it", "--real", "the stale read",
+                      "--real", "no lock", "--false", "an injection"))
+    assert judged.stdout.strip() == f"recorded: {call} useful"
+    with httpx.Client(base_url=gateway) as api:
+        record = api.get("/bench/record", params={"collection": "core"}).json()["aliases"]
+    assert sum(v["useful"] for v in record.values()) == 1
+    status = json.loads(ok(bench(gateway, "status", "--json")).stdout)
+    assert status["counts"]["verdicts"] == 1 and status["counts"]["owed"] == 2
+
+
+# ---- ask -------------------------------------------------------------------------------------
+
+def test_a_pipe_is_the_prompt_or_is_added_to_it(bench_with_models: str, served: FakeUpstream) -> None:
+    diff = "--- a/x.py\n+++ b/x.py\n+print('hi')\n"
+    ok(bench(bench_with_models, "ask", "core", "Review this diff", stdin=diff))
+    sent = served.calls[-1].body["messages"][-1]["content"]
+    assert sent.startswith("Review this diff\n\nstdin:\n```\n--- a/x.py")
+    ok(bench(bench_with_models, "ask", "core", stdin="Is this the whole prompt?\n"))
+    assert served.calls[-1].body["messages"][-1]["content"] == "Is this the whole prompt?"
+    ok(bench(bench_with_models, "ask", "core", "-", stdin="From a dash\n"))
+    assert served.calls[-1].body["messages"][-1]["content"] == "From a dash"
+
+
+def test_ask_system_with_and_merged(bench_with_models: str, served: FakeUpstream) -> None:
+    ok(bench(bench_with_models, "collection", "save", "core", "--remove", "gamma"))
+    with httpx.Client(base_url=bench_with_models) as api:
+        api.post("/api/gateway-settings", json={"max_explorers": 1}).raise_for_status()
+    result = ok(bench(bench_with_models, "ask", "bench/core", "hello", "--system", "Be brief.", "--with", "gamma"))
+    aliases = {line.split()[2] for line in result.stderr.splitlines() if line.startswith("p")}
+    assert "gamma" in aliases
+    assert any(c.body["messages"][0] == {"role": "system", "content": "Be brief."} for c in served.calls)
+    merged = ok(bench(bench_with_models, "ask", "core", "hello again", "--merged"))
+    assert "Merged by" in merged.stdout
+    assert "merger" in merged.stderr
+
+
+def test_ask_json_prints_the_completion(bench_with_models: str) -> None:
+    result = ok(bench(bench_with_models, "ask", "core", "hello", "--json"))
+    body = json.loads(result.stdout)
+    assert body["object"] == "chat.completion"
+    assert [s["alias"] for s in body["bench"]["seats"]] == ["alpha", "beta-free", "gamma"]
+
+
+def test_ask_exits_1_when_no_seat_answers(gateway: str, upstream: str, served: FakeUpstream) -> None:
+    with httpx.Client(base_url=gateway) as api:
+        api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
+        api.post("/api/model/register", json={"served": "bad?fail=500", "endpoint": "fake", "alias": "bad"})
+        api.post("/api/collection", json={"name": "broken", "members": ["bad"]}).raise_for_status()
+    result = bench(gateway, "ask", "broken", "hello")
+    assert result.returncode == 1
+    assert "no seat answered" in result.stderr and " error " in result.stderr
+
+
+def test_progress_shows_only_on_a_terminal(gateway: str, upstream: str, served: FakeUpstream) -> None:
+    with httpx.Client(base_url=gateway) as api:
+        api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
+        api.post("/api/model/register", json={"served": "slow?latency=0.5", "endpoint": "fake", "alias": "slow"})
+        api.post("/api/collection", json={"name": "slow", "members": ["slow"]}).raise_for_status()
+    code, out, shown = with_terminal_stderr(gateway, "ask", "slow", "hello")
+    assert code == 0 and "answer from slow" in out
+    assert "bench/slow · 0 seats answered" in shown
+    assert "seats answered" not in out
+    piped = ok(bench(gateway, "ask", "slow", "hello"))
+    assert "seats answered" not in piped.stderr
+
+
+# ---- listings --------------------------------------------------------------------------------
+
+def test_status_collections_models_endpoints_and_settings(bench_with_models: str, settings: Settings) -> None:
+    status = ok(bench(bench_with_models, "status"))
+    assert f"data folder    {settings.home}" in status.stdout
+    assert "1 endpoint(s), 3 model(s)" in status.stdout
+    collections = ok(bench(bench_with_models, "collections"))
+    assert "bench/core" in collections.stdout and "code review" in collections.stdout
+    assert "bench/core:merged" not in collections.stdout
+    shown = ok(bench(bench_with_models, "collection", "show", "core"))
+    assert "members     alpha, beta-free, gamma" in shown.stdout
+    models = ok(bench(bench_with_models, "models", "--find", "alp"))
+    assert "alpha" in models.stdout and "gamma" not in models.stdout
+    endpoints = ok(bench(bench_with_models, "endpoints"))
+    assert "fake" in endpoints.stdout and "keys file" in endpoints.stdout and SECRET not in endpoints.stdout
+    assert ok(bench(bench_with_models, "endpoint", "list")).stdout == endpoints.stdout
+    settings_out = ok(bench(bench_with_models, "settings"))
+    assert "max calls 5" in settings_out.stdout and "max explorers 0" in settings_out.stdout
+    changed = ok(bench(bench_with_models, "settings", "gateway", "--max-calls", "6", "--max-explorers", "1"))
+    assert "max calls 6" in changed.stdout and "max explorers 1" in changed.stdout
+    refused = bench(bench_with_models, "settings", "gateway", "--max-calls", "2")
+    assert refused.returncode == 1 and "core" in refused.stderr
+
+
+def test_json_prints_what_the_server_answered(bench_with_models: str) -> None:
+    with httpx.Client(base_url=bench_with_models) as api:
+        for args, path in ((("status",), "/api/status"), (("models", "--all"), "/api/models"),
+                           (("endpoints",), "/api/endpoints"), (("settings",), "/api/gateway-settings"),
+                           (("collections",), "/v1/models")):
+            printed = json.loads(ok(bench(bench_with_models, *args, "--json")).stdout)
+            direct = api.get(path).json()
+            if path == "/v1/models":
+                assert [m["id"] for m in printed["data"]] == [m["id"] for m in direct["data"]]
+            elif path == "/api/models":
+                assert [m["alias"] for m in printed["models"]] == [m["alias"] for m in direct["models"]]
+            elif path != "/api/status":
+                assert printed == direct, args
+            else:
+                assert printed["data_folder"] == direct["data_folder"]
+    before = json.loads(ok(bench(bench_with_models, "--json", "collection", "show", "core")).stdout)
+    assert before["members"] == ["alpha", "beta-free", "gamma"]
+
+
+def test_model_changes_from_the_cli(bench_with_models: str) -> None:
+    changed = ok(bench(bench_with_models, "model", "set", "gamma", "--vision", "on", "--context", "32000",
+                       "--tools", "off"))
+    assert "vision yes, tools no, context 32000" in changed.stdout
+    ok(bench(bench_with_models, "model", "role", "gamma", "code"))
+    ok(bench(bench_with_models, "model", "ad-hoc", "gamma", "on"))
+    data = json.loads(ok(bench(bench_with_models, "models", "--find", "gamma", "--json")).stdout)["models"][0]
+    assert (data["role"], data["status"], data["vision"], data["tools"]) == ("code", "ad hoc", True, False)
+    unknown = ok(bench(bench_with_models, "model", "set", "gamma", "--vision", "unknown", "--context", "unknown"))
+    assert "vision unknown" in unknown.stdout and "context unknown" in unknown.stdout
+    bad_role = bench(bench_with_models, "model", "role", "gamma", "wizard")
+    assert bad_role.returncode == 1 and "role must be one of" in bad_role.stderr
+    by_role = ok(bench(bench_with_models, "models", "--role", "code"))
+    assert "gamma" in by_role.stdout and "alpha" not in by_role.stdout
+
+
+def test_collection_save_add_remove_and_delete(bench_with_models: str) -> None:
+    refused = bench(bench_with_models, "collection", "save", "core", "--add", "nobody")
+    assert refused.returncode == 1 and "unknown model aliases: nobody" in refused.stderr
+    not_member = bench(bench_with_models, "collection", "save", "core", "--remove", "nobody")
+    assert not_member.returncode == 1 and "not members" in not_member.stderr
+    moved = ok(bench(bench_with_models, "collection", "save", "core", "--remove", "alpha,gamma", "--add", "gamma",
+                     "--tags", "code,review", "--shape", "review", "--reply", "merged"))
+    assert "saved bench/core: beta-free, gamma" in moved.stdout and "reply merged" in moved.stdout
+    shown = json.loads(ok(bench(bench_with_models, "collection", "show", "core", "--json")).stdout)
+    assert (shown["tags"], shown["shape"], shown["description"]) == (["code", "review"], "review", "code review")
+    nothing = bench(bench_with_models, "collection", "save", "core")
+    assert nothing.returncode == 2 and "nothing to save" in nothing.stderr
+    ok(bench(bench_with_models, "collection", "save", "spare", "--members", "gamma"))
+    gone = ok(bench(bench_with_models, "collection", "delete", "spare", "--yes"))
+    assert gone.stdout.strip() == "deleted bench/spare"
+    assert "bench/spare" not in ok(bench(bench_with_models, "collections")).stdout
+    ok(bench(bench_with_models, "collection", "save", "spare", "--members", "gamma"))
+    ok(bench(bench_with_models, "collection", "rm", "spare", "-y"))
+    missing = bench(bench_with_models, "collection", "show", "spare")
+    assert missing.returncode == 1 and "no collection named 'spare'" in missing.stderr
+
+
+# ---- confirmations ---------------------------------------------------------------------------
+
+def test_retire_asks_on_a_terminal_and_refuses_without_one(bench_with_models: str) -> None:
+    def status() -> str:
+        return json.loads(ok(bench(bench_with_models, "models", "--all", "--find", "gamma", "--json")).stdout)[
+            "models"][0]["status"]
+
+    refused = bench(bench_with_models, "model", "retire", "gamma", "--reason", "testing")
+    assert refused.returncode == 2
+    assert "stdin is not a terminal" in refused.stderr and "--yes" in refused.stderr
+    assert status() == "active"
+
+    declined = on_terminal(bench_with_models, "model", "retire", "gamma", "--reason", "testing", answer="n\n")
+    assert declined.returncode == 1
+    assert "Retire gamma?" in declined.stderr and "[y/N]" in declined.stderr and "cancelled" in declined.stderr
+    assert status() == "active"
+
+    accepted = on_terminal(bench_with_models, "model", "retire", "gamma", "--reason", "testing", answer="y\n")
+    assert accepted.returncode == 0, accepted.stderr
+    assert accepted.stdout.strip() == "retired gamma: testing"
+    assert "still listed in: core" in accepted.stderr
+    assert status() == "retired"
+
+    restored = ok(bench(bench_with_models, "model", "restore", "gamma"))
+    assert restored.stdout.strip() == "restored gamma (active)"
+    scripted = ok(bench(bench_with_models, "model", "retire", "gamma", "--yes", "--reason", "scripted"))
+    assert "retired gamma: scripted" in scripted.stdout
+    assert status() == "retired"
+
+
+@pytest.mark.parametrize("args", [
+    ("collection", "delete", "core"),
+    ("endpoint", "remove", "fake", "--with-models"),
+    ("key", "revoke", "somebody"),
+])
+def test_every_destructive_command_refuses_without_a_terminal(bench_with_models: str, args: tuple[str, ...]) -> None:
+    result = bench(bench_with_models, *args)
+    assert result.returncode == 2
+    assert "stdin is not a terminal" in result.stderr
+    assert "bench/core" in ok(bench(bench_with_models, "collections")).stdout
+    assert "fake" in ok(bench(bench_with_models, "endpoints")).stdout
+
+
+# ---- endpoints and keys ------------------------------------------------------------------------
+
+def test_an_endpoint_key_reaches_only_the_key_store(tmp_path: Path, upstream: str, served: FakeUpstream) -> None:
+    """Through a real server process: the keys file has it; the data folder, every argv and the log do not."""
+    home = tmp_path / "data"
+    log = tmp_path / "server.log"
+    with spawn_server(home, log=log) as base:
+        proc = subprocess.Popen([BENCH, "endpoint", "add", "fake", "--base", upstream, "--key-stdin"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=cli_env(base))
+        argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        out, err = proc.communicate(SECRET + "\n", timeout=60)
+        assert proc.returncode == 0, err
+        assert "added endpoint fake" in out and "key store" in err
+        ok(bench(base, "endpoint", "test", "fake"))
+        ok(bench(base, "candidates"))
+        running = [p.read_bytes() for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()]
+    assert SECRET.encode() not in argv
+    assert not any(SECRET.encode() in cmdline for cmdline in running)
+    keys_file = tmp_path / "config" / "keys.json"
+    assert json.loads(keys_file.read_text()) == {"fake": SECRET}
+    assert keys_file.stat().st_mode & 0o777 == 0o600
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert files, "the data folder has the database"
+    for path in files:
+        assert SECRET.encode() not in path.read_bytes(), path
+    assert log.exists() and SECRET not in log.read_text(errors="replace")
+    assert SECRET not in out + err
+
+
+def test_endpoint_key_remove_and_a_prompt_that_cannot_be_asked(gateway: str, upstream: str, served: FakeUpstream,
+                                                              settings: Settings) -> None:
+    keys_file = settings.config_dir / "keys.json"
+    quiet = ok(bench(gateway, "endpoint", "add", "fake", "--base", upstream))
+    assert "no key for fake: stdin is not a terminal" in quiet.stderr
+    assert not keys_file.exists()
+    local = ok(bench(gateway, "endpoint", "add", "local", "--base", upstream, "--kind", "local", "--no-key"))
+    assert "(chat, local)" in local.stdout and "no key" not in local.stderr
+    empty = bench(gateway, "endpoint", "key", "fake", "--key-stdin", stdin="\n")
+    assert empty.returncode == 2 and "stdin was empty" in empty.stderr
+    ok(bench(gateway, "endpoint", "key", "fake", "--key-stdin", stdin=SECRET))
+    assert json.loads(keys_file.read_text()) == {"fake": SECRET}
+    failing = bench(gateway, "endpoint", "test", "nobody")
+    assert failing.returncode == 1 and "no endpoint named 'nobody'" in failing.stderr
+    ok(bench(gateway, "model", "register", "vendor/alpha", "--endpoint", "fake"))
+    blocked = bench(gateway, "endpoint", "remove", "fake", "--yes")
+    assert blocked.returncode == 1 and "alpha" in blocked.stderr
+    removed = ok(bench(gateway, "endpoint", "rm", "fake", "--with-models", "--yes"))
+    assert "removed endpoint fake" in removed.stdout and "retired with it: alpha" in removed.stderr
+    assert json.loads(keys_file.read_text()) == {}
+
+
+def test_an_endpoint_that_does_not_answer_fails_its_test(gateway: str) -> None:
+    ok(bench(gateway, "endpoint", "add", "down", "--base", f"http://127.0.0.1:{free_port()}/v1", "--no-key"))
+    tested = bench(gateway, "endpoint", "test", "down")
+    assert tested.returncode == 1 and "did not answer" in tested.stderr
+    listed = bench(gateway, "candidates")
+    assert listed.returncode == 1 and "down:" in listed.stderr
+
+
+# ---- gateway keys, admin token, quotas ---------------------------------------------------------
+
+TOKEN = "admin-token-for-the-cli-tests-0123"
+
+
+@pytest.fixture
+def guarded_server(settings: Settings) -> Iterator[str]:
+    port = free_port()
+    with serve_in_thread(create_app(replace(settings, port=port, admin_token=TOKEN)), port) as base:
+        yield base
+
+
+def test_tokens_go_where_they_belong(guarded_server: str) -> None:
+    refused = bench(guarded_server, "models")
+    assert refused.returncode == 1 and "BENCHWARMERS_ADMIN_TOKEN" in refused.stderr
+    ok(bench(guarded_server, "models", BENCHWARMERS_ADMIN_TOKEN=TOKEN))
+    created = ok(bench(guarded_server, "key", "create", "my-app", "--rpm", "30", BENCHWARMERS_ADMIN_TOKEN=TOKEN))
+    key = created.stdout.strip()
+    assert len(created.stdout.splitlines()) == 1 and len(key) > 20
+    assert "shown this once" in created.stderr and key not in created.stderr
+    keyless = bench(guarded_server, "collections")
+    assert keyless.returncode == 1 and "BENCHWARMERS_KEY" in keyless.stderr
+    ok(bench(guarded_server, "collections", BENCHWARMERS_KEY=key))
+    listed = ok(bench(guarded_server, "keys", BENCHWARMERS_ADMIN_TOKEN=TOKEN))
+    assert "my-app" in listed.stdout and "30" in listed.stdout and key not in listed.stdout
+    again = ok(bench(guarded_server, "key", "list", BENCHWARMERS_ADMIN_TOKEN=TOKEN)).stdout
+    assert again.splitlines()[0] == listed.stdout.splitlines()[0] and "my-app" in again
+    revoked = ok(bench(guarded_server, "key", "revoke", "my-app", "--yes", BENCHWARMERS_ADMIN_TOKEN=TOKEN))
+    assert revoked.stdout.strip() == "revoked gateway key my-app"
+    after = bench(guarded_server, "collections", BENCHWARMERS_KEY=key)
+    assert after.returncode == 1
+
+
+def test_key_create_with_collections(bench_with_models: str) -> None:
+    created = ok(bench(bench_with_models, "key", "create", "ci", "--collections", "core"))
+    assert "for core" in created.stderr
+    data = json.loads(ok(bench(bench_with_models, "keys", "--json")).stdout)["keys"]
+    assert [(k["name"], k["collections"]) for k in data] == [("ci", ["core"])]
+
+
+def test_quotas_as_tables(bench_with_models: str) -> None:
+    result = ok(bench(bench_with_models, "quotas"))
+    assert "fake" in result.stdout and "calls this month" in result.stdout
+
+
+def test_quotas_from_a_stand_in_server_and_an_older_one() -> None:
+    reply = {"connections": [{
+        "connection": "openrouter",
+        "windows": [{"metric": "requests", "window": "day", "limit": 50, "used": 12, "remaining": 38,
+                     "resets_at": "2099-01-01T00:00:00Z", "alias": None}],
+        "resting": [{"alias": "mercury", "until": "2099-01-01T00:00:00Z", "why": "429 from upstream"}],
+        "paused": None, "month": {"calls": 12, "tokens_in": 900, "tokens_out": 300}}]}
+
+    async def quotas(request):
+        return JSONResponse(reply)
+
+    async def missing(request):
+        return JSONResponse({"error": {"message": "no route GET /bench/quotas", "type": "x", "code": 404}},
+                            status_code=404)
+
+    with serve_in_thread(Starlette(routes=[Route("/bench/quotas", quotas)])) as base:
+        shown = ok(bench(base, "quotas"))
+        assert json.loads(ok(bench(base, "quotas", "--json")).stdout) == reply
+    lines = shown.stdout.splitlines()
+    assert any(line.split()[:2] == ["openrouter", "12"] for line in lines)
+    assert any("requests" in line and "38" in line and "2099-01-01" in line for line in lines)
+    assert any("mercury" in line and "429 from upstream" in line for line in lines)
+    with serve_in_thread(Starlette(routes=[Route("/bench/quotas", missing)])) as base:
+        older = bench(base, "quotas")
+    assert older.returncode == 1 and "older than this CLI" in older.stderr
