@@ -4,9 +4,14 @@ whole and streamed, with its count route, model list and every refusal in Anthro
 from __future__ import annotations
 
 import anthropic
+import anyio
 import httpx
 import pytest
 
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store.collections import GatewaySettings
+from tests.seed import seed
 from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     MEMBERS,
     MID_STREAM,
@@ -80,6 +85,21 @@ def test_images_as_base64_and_url_reach_seats_that_can_see(sdk):
     reply = sdk.messages.create(model="bench/eyes", max_tokens=100,
                                             messages=[{"role": "user", "content": content}])
     assert_every_seat(reply.content[0].text, ("owl", "hawk"))
+
+
+async def _no_explorers(home) -> None:
+    async with Database(home / "benchwarmers.db") as db:
+        await collection_store.save_gateway_settings(db, GatewaySettings(max_calls=5, max_explorers=0))
+
+
+def test_usage_is_the_members_own_when_they_report_it(home, upstream, fake, sdk):
+    """Every seat on the fake upstream, which reports usage: the reply counts what they said."""
+    seed(home, base_url=upstream, served=["alpha", "beta"], collections={"real": ["alpha", "beta"]})
+    anyio.run(_no_explorers, home)
+    reply = sdk.messages.create(**{**ask(), "model": "bench/real"})
+    assert len(fake.calls) == 2
+    assert reply.usage.input_tokens == sum(c.tokens_in for c in fake.calls)
+    assert reply.usage.output_tokens == sum(c.tokens_out for c in fake.calls)
 
 
 def test_count_tokens_is_the_estimate(sdk):

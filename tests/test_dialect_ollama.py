@@ -9,6 +9,7 @@ import httpx
 import ollama
 import pytest
 
+from benchwarmers_mcp.gateway import panel_view
 from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
     JPEG,
     MEMBERS,
@@ -111,6 +112,17 @@ def test_mid_stream_failure_is_an_error_line(client):
         for _ in client.chat(model="bench/core", messages=CHAT, stream=True):
             pass
     assert caught.value.status_code == -1 and MID_STREAM in caught.value.error
+
+
+def test_an_unexpected_failure_mid_stream_is_reported_not_dropped(client, monkeypatch):
+    def footer(run):
+        raise RuntimeError("a bug in the footer")
+
+    monkeypatch.setattr(panel_view, "footer", footer)
+    with pytest.raises(ollama.ResponseError) as caught:
+        for _ in client.generate(model="bench/core", prompt=QUESTION, stream=True):
+            pass
+    assert "internal error" in caught.value.error and "a bug" not in caught.value.error
 
 
 def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(gateway):
