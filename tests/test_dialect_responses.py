@@ -48,6 +48,16 @@ def test_responses_stream_helper_reads_every_seat_and_bench(sdk):
     assert events[0].type == "response.created" and events[-1].type == "response.completed"
 
 
+def test_responses_merged_reply_whole_and_streamed(sdk):
+    whole = sdk.responses.create(model="bench/core:merged", input=QUESTION)
+    assert "Merged by " in whole.output_text and whole.model_extra["bench"]["reply"] == "merged"
+    with sdk.responses.stream(model="bench/core", input=QUESTION, extra_body={"bench": {"reply": "merged"}}) as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert len(deltas) == 1, "merged mode sends one piece once the merge is done"
+    assert deltas[0] == final.output_text and final.model_extra["bench"]["merger"]["status"] == "ok"
+
+
 def test_responses_image_reaches_seats_that_can_see(sdk):
     items = [{"role": "user", "content": [{"type": "input_text", "text": "What is this?"},
                                           {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}]
