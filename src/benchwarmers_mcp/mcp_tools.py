@@ -59,7 +59,12 @@ class ToolFailure(Exception):
 # ---- arguments ---------------------------------------------------------------------------------
 
 class _Args(ArgModelBase):
-    """Strict arguments: unknown fields are refused. The tool receives the whole model as ``args``."""
+    """Strict arguments: unknown fields are refused. The tool receives the whole model as ``args``.
+
+    The tools are registered with these models and hand-written schemas (not from function
+    signatures) because two wire names, ``with`` and ``false``, are Python keywords, and every schema
+    must say ``additionalProperties: false``.
+    """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
