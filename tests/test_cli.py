@@ -142,6 +142,17 @@ def test_bad_usage_exits_2_before_calling_anyone(args: tuple[str, ...]) -> None:
     assert "usage:" in result.stderr or "error:" in result.stderr
 
 
+def test_a_key_given_as_an_argument_is_refused_by_name() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    for args in (("endpoint", "add", "x", "--base", "http://h/v1", "--key", SECRET),
+                 ("endpoint", "add", "x", "--base", "http://h/v1", f"--key={SECRET}"),
+                 ("endpoint", "key", "x", "--api-key", SECRET)):
+        result = bench(url, *args)
+        assert result.returncode == 2, args
+        assert "a key is never an argument" in result.stderr and "--key-stdin" in result.stderr
+        assert SECRET not in result.stderr + result.stdout
+
+
 def test_bad_usage_found_by_the_client_also_exits_2(bench_with_models: str, tmp_path: Path) -> None:
     missing = bench(bench_with_models, "ask", "core", "look", "-f", str(tmp_path / "nope.py"))
     assert missing.returncode == 2 and "nope.py" in missing.stderr

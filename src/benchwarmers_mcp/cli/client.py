@@ -84,6 +84,18 @@ class Builder:
         return parser, parser.add_subparsers(dest=f"{name}_command", metavar="<subcommand>", required=True)
 
 
+class RefuseKey(argparse.Action):
+    """``--key VALUE`` is refused by name: a key on the command line is readable by anyone on the machine."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.error("a key is never an argument (others on this machine can read the argument list): leave it "
+                     "out to be asked with no echo, or pipe it in with --key-stdin")
+
+
+def refuse_key_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--key", "--api-key", action=RefuseKey, nargs="?", help=argparse.SUPPRESS)
+
+
 def yes_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", "-y", action="store_true", help="answer the confirmation (for scripts)")
 
@@ -213,10 +225,12 @@ def add_endpoints(b: Builder, sub) -> None:
     keys = add.add_mutually_exclusive_group()
     keys.add_argument("--key-stdin", action="store_true", help="read the key from stdin (never an argument)")
     keys.add_argument("--no-key", action="store_true", help="do not ask for a key (local endpoints)")
+    refuse_key_argument(add)
     key = b.command(esub, "key", cmd_models.endpoint_key, "replace an endpoint's key (asked hidden, or stdin)", [
         "bench endpoint key openrouter", "pass show openrouter | bench endpoint key openrouter --key-stdin"])
     key.add_argument("name")
     key.add_argument("--key-stdin", action="store_true", help="read the key from stdin")
+    refuse_key_argument(key)
     test = b.command(esub, "test", cmd_models.endpoint_test, "call the endpoint's model listing with its key",
                      ["bench endpoint test openrouter"])
     test.add_argument("name")
