@@ -102,6 +102,7 @@ def test_changing_an_endpoint_keeps_what_is_not_given(api: httpx.Client, upstrea
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "key": "   "}, 400, "empty"),
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "secret": "x"}, 400, "secret"),
     ({"name": 5, "base": "http://127.0.0.1:1/v1"}, 400, "name"),
+    ({"name": "ok", "base": "http://127.0.0.1:1/v1", "headers": {"Authorization": "Bearer x"}}, 400, "key store"),
 ])
 def test_bad_endpoints_are_refused_with_the_reason(api: httpx.Client, body: dict, status: int, words: str,
                                                    settings: Settings) -> None:

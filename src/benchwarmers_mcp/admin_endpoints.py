@@ -25,6 +25,7 @@ from benchwarmers_mcp.store.endpoints import APIS, KINDS, Endpoint
 from benchwarmers_mcp.store.models import alias_for
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,31}$"
+SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
 
 
 def _clean_key(value: str | None) -> str | None:
@@ -52,6 +53,15 @@ class EndpointIn(Strict):
     @classmethod
     def _check_key(cls, value: str | None) -> str | None:
         return _clean_key(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _no_secret_headers(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        secret = [name for name in value or {} if name.strip().lower() in SECRET_HEADERS]
+        if secret:
+            raise ValueError(f"{', '.join(secret)} would keep a secret in the data folder; send the key as "
+                             "'key', which goes to the key store")
+        return value
 
 
 class KeyIn(Strict):
