@@ -136,19 +136,26 @@ async def quotas(args: argparse.Namespace, remote: Remote) -> int:
     reply = await remote.get("/bench/quotas")
     if show_json(args, reply):
         return 0
-    windows, resting = [], []
+    summary, windows, resting = [], [], []
     for conn in reply.get("connections") or ():
-        name = conn.get("connection")
+        name, month = conn.get("connection"), conn.get("month") or {}
+        paused = conn.get("paused")
+        summary.append((name, month.get("calls", 0), month.get("tokens_in", 0), month.get("tokens_out", 0),
+                        f"until {when(paused.get('until'))}: {paused.get('why')}" if paused else "-"))
         for w in conn.get("windows") or ():
-            windows.append((name, w.get("metric"), w.get("window"), w.get("limit"), w.get("used"),
-                            w.get("remaining"), when(w.get("resets_at"))))
+            windows.append((name, w.get("alias") or "all", w.get("metric"), w.get("window"), w.get("limit"),
+                            w.get("used"), w.get("remaining"), when(w.get("resets_at"))))
         for r in conn.get("resting") or ():
             resting.append((name, r.get("alias"), when(r.get("until")), r.get("why")))
-    table(("connection", "metric", "window", "limit", "used", "remaining", "resets"), windows)
-    if resting:
-        print()
-        table(("connection", "resting", "until", "why"), resting)
-    if not windows and not resting:
+    table(("connection", "calls this month", "tokens in", "tokens out", "paused"), summary)
+    for headers, rows in ((("connection", "model", "metric", "window", "limit", "used", "remaining", "resets"),
+                           windows), (("connection", "resting", "until", "why"), resting)):
+        if rows:
+            print()
+            table(headers, rows)
+    if not summary:
+        note("no connections yet: add an endpoint (bench endpoint add)")
+    elif not windows:
         note("no limits known yet: they are learned from providers' headers and errors, or set per connection")
     return 0
 
