@@ -154,7 +154,7 @@ def test_merged_mode_has_a_merger_call(panel, gateway):
 def test_merged_mode_falls_back_with_every_answer(home, upstream, gateway):
     seed(home, base_url=upstream, served={"ok1": "ok1", "bad-merger": "bad-merger?fail=500"},
          collections={"mm": ["ok1"]})
-    anyio.run(_set_merger, home, "mm", "bad-merger")
+    anyio.run(_set_merger, home, "mm", "bad-merger", 0)
     reply = client(gateway).chat.completions.create(
         model="bench/mm:merged", messages=[{"role": "user", "content": "merge"}])
     bench = reply.model_extra["bench"]
@@ -163,11 +163,12 @@ def test_merged_mode_falls_back_with_every_answer(home, upstream, gateway):
     assert "answer from ok1" in reply.choices[0].message.content
 
 
-async def _set_merger(home, name, merger):
+async def _set_merger(home, name, merger, max_explorers=2):
     from benchwarmers_mcp.store import Database
     from benchwarmers_mcp.store import collections as cs
 
     async with Database(home / "benchwarmers.db") as db:
+        await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=5, max_explorers=max_explorers))
         c = await cs.get(db, name)
         await cs.save(db, cs.Collection(c.name, c.members, c.description, c.tags, c.shape, c.reply, merger))
 
@@ -190,3 +191,14 @@ def test_keepalives_and_overhead_header(home, upstream, settings):
     assert ": keep-alive" in raw and raw.rstrip().endswith("data: [DONE]")
     assert float(whole.headers["x-bench-overhead-ms"]) >= 0
     assert whole.headers["x-bench-panel"] == whole.json()["bench"]["panel"]
+
+
+def test_a_member_that_failed_in_the_panel_does_not_merge_it(home, upstream, gateway, fake):
+    seed(home, base_url=upstream, served={"broken": "broken?fail=429", "fine": "fine"},
+         collections={"pair": ["broken", "fine"]})
+    anyio.run(_set_merger, home, "pair", "broken")
+    reply = client(gateway).chat.completions.create(
+        model="bench/pair:merged", messages=[{"role": "user", "content": "merge"}])
+    bench = reply.model_extra["bench"]
+    assert bench["reply"] == "merged" and bench["merger"]["alias"] == "fine"
+    assert fake.count("broken?fail=429") == 1, "the failed member was not asked again to merge"

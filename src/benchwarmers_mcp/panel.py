@@ -198,7 +198,9 @@ async def _merge(ctx: Context, run: PanelRun, done: list[SeatRecord], info: Call
     answered.sort(key=lambda r: order.get(r.seat, 99))
     request = merge.merge_request(run.ask, answered)
     candidates = await merge.merger_candidates(ctx.db, run.collection, run.seating.shape, run.panel.skipped)
-    chosen = next((m for m in candidates if merge.fits(m, request)), None)
+    # a model that just failed in this panel, or is resting after a rate limit, does not merge it
+    unfit = {s.alias for s in done if s.status in ("error", "timeout")} | set(await ctx.resting())
+    chosen = next((m for m in candidates if m.alias not in unfit and merge.fits(m, request)), None)
     if chosen is None:
         return await _fallback(ctx, run, "no merger fits the answers" if candidates else "no merger available")
     result = await run_seat(ctx, run.id, Seat("merger", "merger", chosen), request, info, ctx.settings.seat_timeout)
