@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError
@@ -101,8 +101,7 @@ async def stream_turn(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncItera
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
                         request: Request) -> Response:
     turn = await route_common.begin(ctx, ask, collection, request)
-    headers = route_common.headers(turn)
     if ask.stream:
-        return StreamingResponse(stream_turn(turn, ask, ctx.settings.keepalive), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, **headers})
-    return JSONResponse(message(turn, ask, await turn.collect()), headers=headers)
+        return route_common.streaming(turn, stream_turn(turn, ask, ctx.settings.keepalive), "text/event-stream",
+                                      SSE_HEADERS)
+    return JSONResponse(message(turn, ask, await turn.collect()), headers=route_common.headers(turn))

@@ -8,7 +8,9 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
+from starlette.responses import StreamingResponse
 
 from benchwarmers_mcp import route
 from benchwarmers_mcp.context import Context
@@ -33,6 +35,14 @@ def headers(turn: RouteTurn) -> dict[str, str]:
     if turn.alias:
         out["X-Bench-Model"] = turn.alias
     return out
+
+
+def streaming(turn: RouteTurn, frames: AsyncIterator[bytes], media_type: str,
+              extra_headers: dict[str, str] | None = None) -> StreamingResponse:
+    """A streamed turn's response. Closing the turn afterwards stops the member's call even when
+    the agent hung up before a single frame was sent."""
+    return StreamingResponse(frames, media_type=media_type, headers={**headers(turn), **(extra_headers or {})},
+                             background=BackgroundTask(turn.close))
 
 
 def arguments_object(call: ToolCall) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError
@@ -84,12 +84,10 @@ async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection
                         request: Request) -> Response:
     turn = await route_common.begin(ctx, ask, collection, request)
     if ask.stream:
-        items = chunks(turn, ask, ctx.settings.keepalive)
+        items, extra = chunks(turn, ask, ctx.settings.keepalive), {**SSE_HEADERS, **headers(turn)}
         if body.get("alt") == "sse":
-            return StreamingResponse(sse_frames(items), media_type="text/event-stream",
-                                     headers={**SSE_HEADERS, **headers(turn)})
-        return StreamingResponse(array_frames(items), media_type="application/json",
-                                 headers={**SSE_HEADERS, **headers(turn)})
+            return route_common.streaming(turn, sse_frames(items), "text/event-stream", extra)
+        return route_common.streaming(turn, array_frames(items), "application/json", extra)
     answer = await turn.collect()
     parts = ([{"text": answer.text}] if answer.text else []) + _calls(answer)
     return JSONResponse(_chunk(turn, ask, parts or [{"text": ""}], answer), headers=headers(turn))

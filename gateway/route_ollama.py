@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError
@@ -72,12 +72,11 @@ def responder(field: str) -> RespondRoute:
                             request: Request) -> Response:
         started = time.monotonic()
         turn = await route_common.begin(ctx, ask, collection, request)
-        headers = route_common.headers(turn)
         if ask.stream:
-            return StreamingResponse(stream_turn(turn, ask, field, ctx.settings.keepalive, started),
-                                     media_type=_face().NDJSON, headers=headers)
+            return route_common.streaming(turn, stream_turn(turn, ask, field, ctx.settings.keepalive, started),
+                                          _face().NDJSON)
         answer = await turn.collect()
         return JSONResponse(_with_calls(_done(turn, ask, field, answer.text, answer, started), answer),
-                            headers=headers)
+                            headers=route_common.headers(turn))
 
     return respond_route

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError
@@ -105,11 +105,10 @@ async def stream_turn(turn: RouteTurn, keepalive: float, include_usage: bool) ->
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
                         request: Request) -> Response:
     turn = await route_common.begin(ctx, ask, collection, request)
-    headers = route_common.headers(turn)
     if ask.stream:
         opts = body.get("stream_options")
         include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
-        return StreamingResponse(stream_turn(turn, ctx.settings.keepalive, include_usage),
-                                 media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
+        return route_common.streaming(turn, stream_turn(turn, ctx.settings.keepalive, include_usage),
+                                      "text/event-stream", SSE_HEADERS)
     answer = await turn.collect()
-    return JSONResponse(completion(turn, answer), headers=headers)
+    return JSONResponse(completion(turn, answer), headers=route_common.headers(turn))

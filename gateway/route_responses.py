@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError
@@ -115,8 +115,7 @@ async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
                         request: Request) -> Response:
     turn = await route_common.begin(ctx, ask, collection, request)
-    headers = route_common.headers(turn)
     if ask.stream:
-        return StreamingResponse(stream_turn(turn, ask, body, ctx.settings.keepalive), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, **headers})
-    return JSONResponse(response(turn, ask, body, await turn.collect()), headers=headers)
+        return route_common.streaming(turn, stream_turn(turn, ask, body, ctx.settings.keepalive),
+                                      "text/event-stream", SSE_HEADERS)
+    return JSONResponse(response(turn, ask, body, await turn.collect()), headers=route_common.headers(turn))

@@ -5,6 +5,7 @@ first byte an error goes into the stream."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,3 +130,19 @@ def test_a_slow_first_token_sends_the_200_early_with_keepalives(settings: Settin
         failed = ask(base, "slowfail", stream=True)
     assert failed.status_code == 200, "the 200 had gone before every member failed"
     assert "rate limited" in sse_data(failed)[-1]["error"]["message"]
+
+
+def test_an_agent_that_hangs_up_stops_the_member_and_is_recorded(settings: Settings, home: Path,
+                                                                 upstream: str) -> None:
+    seed_members(home, upstream, {"drip": "drip?pause=3"}, {"drip": ["drip"]})
+    with route_server(settings) as base:
+        body = {"model": "bench/drip:route", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+        with httpx.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as response:
+            assert response.status_code == 200
+            lines = response.iter_lines()
+            assert any("answer from drip" in line for line in lines), "the first piece came, then we hang up"
+        deadline = time.monotonic() + 10
+        while not query(home, "SELECT status FROM route_turns") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert query(home, "SELECT status FROM route_turns") == [{"status": "cancelled"}]
+    assert query(home, "SELECT status, purpose FROM usage") == [{"status": "cancelled", "purpose": "route"}]

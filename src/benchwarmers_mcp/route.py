@@ -132,10 +132,16 @@ class RouteTurn:
     turn: int
     skipped: list[dict[str, str]]
     receive: MemoryObjectReceiveStream[Item]
+    hangup: anyio.Event = field(default_factory=anyio.Event)
     member: ModelRecord | None = None
     call: str | None = None
     failed_over: tuple[dict[str, str], ...] = ()
     finish: Finish | None = None
+
+    def close(self) -> None:
+        """Nobody will read the rest: the driver stops the member's call at once."""
+        self.receive.close()
+        self.hangup.set()
 
     @property
     def alias(self) -> str | None:
@@ -153,7 +159,7 @@ class RouteTurn:
                     raise BadGateway("the route turn ended without an answer") from None
                 self._take(item)
         except BaseException:
-            self.receive.close()  # nobody will read the rest; the driver notices and stops
+            self.close()
             raise
 
     def _take(self, item: Item) -> bool:
@@ -169,7 +175,7 @@ class RouteTurn:
 
     async def events(self, keepalive: float | None = None) -> AsyncIterator[StreamEvent | None]:
         """The member's events; with ``keepalive``, a ``None`` after each idle interval."""
-        async with self.receive:
+        try:
             while True:
                 item: Item | None = None
                 with anyio.move_on_after(keepalive if keepalive else math.inf):
@@ -181,6 +187,8 @@ class RouteTurn:
                     yield None
                 elif not self._take(item):
                     yield item
+        finally:
+            self.close()
 
     async def collect(self) -> Answer:
         builder = AnswerBuilder()
@@ -218,7 +226,7 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, session:
     candidates = await order(ctx, line, claim, tune)
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
-    driver = _Driver(ctx, ask, collection, tune, claim, candidates[:tune.max_tries], hold_all, send)
+    driver = _Driver(ctx, ask, collection, tune, claim, candidates[:tune.max_tries], hold_all, send, turn.hangup)
     ctx.tg.start_soon(driver.run)
     return turn
 
@@ -274,15 +282,18 @@ class _Driver:
     candidates: list[ModelRecord]
     hold_all: bool
     send: MemoryObjectSendStream[Item]
+    hangup: anyio.Event
+    hung_up: bool = False
     tried: list[dict[str, str]] = field(default_factory=list)
     errors: list[ProviderError] = field(default_factory=list)
     builder: AnswerBuilder = field(default_factory=AnswerBuilder)
     started: float = field(default_factory=time.monotonic)
-    record: TurnRecord | None = None
 
-    async def run(self) -> None:
+    def __post_init__(self) -> None:
         self.record = TurnRecord(self.claim.conversation.id, self.claim.turn, "error", 0.0,
                                  key_name=self.ask.key_name)
+
+    async def run(self) -> None:
         async with self.send:
             try:
                 with anyio.move_on_after(self.tune.turn_timeout) as scope:
@@ -320,23 +331,40 @@ class _Driver:
         return max(1.0, self.tune.turn_timeout - (time.monotonic() - self.started))
 
     async def _attempt(self, member: ModelRecord, *, last: bool) -> ProviderError | None:
-        """Try one member. A ProviderError back means: not committed, try the next one."""
+        """Try one member, its call in a task of its own. A ProviderError back means: not
+        committed, try the next one. The caller hanging up stops the call and is raised after."""
         pipe_send, pipe = anyio.create_memory_object_stream[object](math.inf)
         request = member_request(self.ask, member)
         info = CallInfo("route", "route", self.ask.key_name)
-        began = time.monotonic()
+        outcome: ProviderError | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(_pump, self.ctx, member, request, self._remaining(), info, pipe_send)
+            tg.start_soon(self._watch, tg.cancel_scope)
             async with pipe:
-                held, item = await self._hold(pipe, member)
-                if isinstance(item, ProviderError):
-                    tg.cancel_scope.cancel()
-                    return item
-                if item is _END and not last and not _has_answer(held):
-                    return EmptyAnswer(f"{member.alias} answered nothing")
-                await self._commit(member, held, began)
-                if item is not _END:
-                    await self._relay(pipe)
+                try:
+                    outcome = await self._take(pipe, member, last)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    self.hung_up = True
+            tg.cancel_scope.cancel()  # the pump (when failing over) and the watcher
+        if self.hung_up:
+            raise anyio.BrokenResourceError  # outside the task group, so run() sees it as itself
+        return outcome
+
+    async def _watch(self, scope: anyio.CancelScope) -> None:
+        await self.hangup.wait()
+        self.hung_up = True
+        scope.cancel()
+
+    async def _take(self, pipe: MemoryObjectReceiveStream, member: ModelRecord, last: bool) -> ProviderError | None:
+        """Hold the member's first events; fail over, or commit to it and relay the rest."""
+        held, item = await self._hold(pipe, member)
+        if isinstance(item, ProviderError):
+            return item
+        if item is _END and not last and not _has_answer(held):
+            return EmptyAnswer(f"{member.alias} answered nothing")
+        await self._commit(member, held)
+        if item is not _END:
+            await self._relay(pipe)
         return None
 
     async def _hold(self, pipe: MemoryObjectReceiveStream, member: ModelRecord) -> tuple[list[StreamEvent], object]:
@@ -344,10 +372,12 @@ class _Driver:
         Returns (held events, the item that stopped the holding: an event, _END or an error)."""
         held: list[StreamEvent] = []
         item: object = None
+        began, self.record.first_token_s = time.monotonic(), None
         with anyio.move_on_after(self.tune.first_token):
             item = await _next(pipe)
         if item is None:
             return held, UpstreamTimeout(f"no first token from {member.alias} in {self.tune.first_token:g} s")
+        self.record.first_token_s = time.monotonic() - began
         while item is not _END and not isinstance(item, ProviderError):
             held.append(item)  # type: ignore[arg-type]
             if not self.hold_all and _substantive(item):  # type: ignore[arg-type]
@@ -355,11 +385,10 @@ class _Driver:
             item = await _next(pipe)
         return held, item
 
-    async def _commit(self, member: ModelRecord, held: list[StreamEvent], began: float) -> None:
+    async def _commit(self, member: ModelRecord, held: list[StreamEvent]) -> None:
         call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
                                                self.collection.qualified)
         self.record.alias, self.record.call = member.alias, call
-        self.record.first_token_s = time.monotonic() - began
         await self.send.send(Committed(member, call, tuple(self.tried)))
         for event in held:
             await self._forward(event)
@@ -379,8 +408,6 @@ class _Driver:
 
     async def _write(self) -> None:
         record = self.record
-        if record is None:
-            return
         answer = self.builder.answer()
         if record.status == "ok" and not (answer.text.strip() or answer.tool_calls):
             record.status = "empty"
@@ -405,8 +432,9 @@ async def _pump(ctx: Context, member: ModelRecord, request: ModelRequest, timeou
     """One member's stream into a pipe, in its own task, so the first-token timer can stop it."""
     async with pipe:
         try:
-            async for event in ctx.caller.stream(member, request, timeout=timeout, info=info):
-                await pipe.send(event)
+            async with contextlib.aclosing(ctx.caller.stream(member, request, timeout=timeout, info=info)) as events:
+                async for event in events:
+                    await pipe.send(event)
         except ProviderError as e:
             await pipe.send(e)
         except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
