@@ -3,7 +3,7 @@
 The served model name picks the behaviour, query-string style (the same grammar as the
 simulated provider): ``alpha``, ``slow?latency=1.5``, ``bad?fail=429`` (also 500, 404, 401),
 ``quiet?fail=empty``, ``stuck?fail=hang``, ``cut?fail=midway`` (half an answer, then an error in
-the stream). ``script`` queues exact replies per model for tool-calling tests; ``responders``
+the stream), ``drip?pause=2`` (streams its first piece, then stalls). ``script`` queues exact replies per model for tool-calling tests; ``responders``
 makes each reply from the request (for clients that send side requests). Every call is counted
 with its tokens, so the ledger can be checked.
 """
@@ -97,9 +97,11 @@ class FakeUpstream:
             return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                                  "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                                  "usage": usage})
-        return StreamingResponse(self._stream(model, message, usage, finish), media_type="text/event-stream")
+        return StreamingResponse(self._stream(model, message, usage, finish, float(opts.get("pause", 0))),
+                                 media_type="text/event-stream")
 
-    async def _stream(self, model: str, message: dict[str, Any], usage: dict[str, int], finish: str):
+    async def _stream(self, model: str, message: dict[str, Any], usage: dict[str, int], finish: str,
+                      pause: float = 0.0):
         def chunk(delta: dict[str, Any], reason: str | None = None, **extra: Any) -> bytes:
             data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
                     "choices": [{"index": 0, "delta": delta, "finish_reason": reason}], **extra}
@@ -109,6 +111,7 @@ class FakeUpstream:
         text = message.get("content") or ""
         for i in range(0, len(text), 16):
             yield chunk({"content": text[i:i + 16]})
+            await asyncio.sleep(pause if i == 0 else 0)  # ``pause=<s>``: a member that stalls mid-answer
         for i, call in enumerate(message.get("tool_calls") or []):
             fn = call["function"]
             yield chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
