@@ -284,6 +284,7 @@ class _Driver:
     send: MemoryObjectSendStream[Item]
     hangup: anyio.Event
     hung_up: bool = False
+    written: bool = False
     tried: list[dict[str, str]] = field(default_factory=list)
     errors: list[ProviderError] = field(default_factory=list)
     builder: AnswerBuilder = field(default_factory=AnswerBuilder)
@@ -313,7 +314,10 @@ class _Driver:
                     await self._write()
 
     async def _fail(self, error: BenchError) -> None:
+        """The turn has failed: its row first (so whoever hears of it finds the record), then the news."""
         self.record.error = error.message
+        with anyio.CancelScope(shield=True):
+            await self._write()
         await self.send.send(Failed(error))
 
     async def _turn(self) -> None:
@@ -407,6 +411,10 @@ class _Driver:
         await self.send.send(event)
 
     async def _write(self) -> None:
+        """The turn's row, written once."""
+        if self.written:
+            return
+        self.written = True
         record = self.record
         answer = self.builder.answer()
         if record.status == "ok" and not (answer.text.strip() or answer.tool_calls):
