@@ -24,8 +24,8 @@ SESSION_HEADER = "x-claude-code-session-id"
 async def begin(ctx: Context, ask: Ask, collection: Collection, request: Request) -> RouteTurn:
     """Start the turn and wait for a member to commit: a whole turn waits for the whole answer, a
     streamed one at most ``stream_wait`` seconds (then the 200 goes and keep-alives follow)."""
-    turn = await route.start_turn(ctx, ask, collection, session=request.headers.get(SESSION_HEADER),
-                                  hold_all=not ask.stream)
+    session = request.headers.get(SESSION_HEADER) or ask.session_hint
+    turn = await route.start_turn(ctx, ask, collection, session=session, hold_all=not ask.stream)
     await turn.ready(route.tuning(ctx).stream_wait if ask.stream else None)
     return turn
 
