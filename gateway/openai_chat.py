@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import collections_view, panel_view, route_openai
+from benchwarmers_mcp.gateway import panel_view, route_openai
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.images import parse_image_url
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
@@ -222,17 +222,6 @@ def error_body(error: BenchError) -> dict[str, Any]:
 
 def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=error.headers)
-
-
-async def list_models(request: Request) -> Response:
-    """``GET /v1/models`` in OpenAI's shape: each collection with its other reply modes."""
-    ctx = request.app.state.ctx
-    scope = ctx.extras.get("scope_of")
-    items = await collections_view.entries(ctx.db, only=scope(request) if scope else None)
-    now = int(time.time())
-    data = [{**item, "id": name, "object": "model", "created": now, "owned_by": "benchwarmers"}
-            for name, item in collections_view.with_modes(items)]
-    return JSONResponse({"object": "list", "data": data})
 
 
 DIALECT = Dialect("openai", parse, respond, render_error, route_openai.respond_route)

@@ -4,7 +4,7 @@ so that even a Host or key refusal reaches a client in its own format."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
@@ -32,12 +32,28 @@ SHAPES: list[tuple[str, str]] = [
 DEFAULT = "benchwarmers_mcp.gateway.openai_chat"
 
 
-def renderer_for(path: str, headers: dict[str, str] | None = None) -> Callable[[BenchError], Response]:
+SHARED_LISTS = ("/v1/models", "/models")
+
+
+def _list_flavour(headers: Mapping[str, str]) -> str | None:
+    """``GET /v1/models`` is called by three SDKs: tell them apart by what each always sends."""
+    if "x-goog-api-key" in headers or "x-goog-api-client" in headers:
+        return "benchwarmers_mcp.gateway.gemini"
+    if "anthropic-version" in headers:
+        return "benchwarmers_mcp.gateway.anthropic"
+    return None
+
+
+def renderer_for(path: str, headers: Mapping[str, str] | None = None) -> Callable[[BenchError], Response]:
+    shared = path in SHARED_LISTS or (path.startswith("/v1/models/") and ":" not in path)
+    if shared:
+        module = _list_flavour(headers or {}) or DEFAULT
+        return importlib.import_module(module).render_error
     for prefix, module in sorted(SHAPES, key=lambda s: -len(s[0])):
         if path.startswith(prefix):
             return importlib.import_module(module).render_error
     return importlib.import_module(DEFAULT).render_error
 
 
-def render_error_for(path: str, error: BenchError, headers: dict[str, str] | None = None) -> Response:
+def render_error_for(path: str, error: BenchError, headers: Mapping[str, str] | None = None) -> Response:
     return renderer_for(path, headers)(error)

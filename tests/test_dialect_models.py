@@ -85,3 +85,26 @@ def test_unknown_routes_answer_in_their_api_shape(gateway, method, path, check):
 def test_a_stored_response_cannot_be_retrieved(oai):
     with pytest.raises(openai.NotFoundError):
         oai.responses.retrieve("resp_123")
+
+
+def test_an_error_on_the_shared_model_list_takes_the_asking_sdks_shape(gateway):
+    import httpx as _httpx
+
+    gemini = _httpx.get(gateway + "/v1/models/nope", headers={"x-goog-api-key": "k"})
+    anthropic_ = _httpx.get(gateway + "/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
+    openai_ = _httpx.get(gateway + "/v1/models/nope")
+    assert gemini.status_code == anthropic_.status_code == openai_.status_code == 404
+    assert gemini.json()["error"]["status"] == "NOT_FOUND"
+    assert anthropic_.json()["type"] == "error"
+    assert openai_.json()["error"]["type"] == "bench_gateway"
+
+
+def test_a_guard_refusal_on_the_shared_model_list_takes_the_asking_sdks_shape(gateway):
+    import httpx as _httpx
+
+    foreign = {"host": "evil.example:80"}
+    anthropic_ = _httpx.get(gateway + "/v1/models", headers={**foreign, "anthropic-version": "2023-06-01"})
+    gemini = _httpx.get(gateway + "/v1/models", headers={**foreign, "x-goog-api-key": "k"})
+    assert anthropic_.status_code == gemini.status_code == 403
+    assert anthropic_.json()["error"]["type"] == "permission_error"
+    assert gemini.json()["error"]["status"] == "PERMISSION_DENIED"

@@ -202,3 +202,22 @@ def test_a_member_that_failed_in_the_panel_does_not_merge_it(home, upstream, gat
     bench = reply.model_extra["bench"]
     assert bench["reply"] == "merged" and bench["merger"]["alias"] == "fine"
     assert fake.count("broken?fail=429") == 1, "the failed member was not asked again to merge"
+
+
+def test_sampling_options_reach_seats_within_each_models_limit(home, upstream, gateway, fake):
+    seed(home, base_url=upstream, served=["roomy", "capped"], collections={"opts": ["roomy", "capped"]})
+    anyio.run(_cap_output, home, "capped", 64)
+    client(gateway).chat.completions.create(
+        model="bench/opts", temperature=0.2, max_tokens=500, messages=[{"role": "user", "content": "x"}],
+        response_format={"type": "json_object"})
+    sent = {c.model: c.body for c in fake.calls}
+    assert sent["roomy"]["temperature"] == 0.2 and sent["roomy"]["max_tokens"] == 500
+    assert sent["capped"]["max_tokens"] == 64, "max_tokens is cut to the model's known output limit"
+    assert "response_format" not in sent["roomy"], "a panel answers in markdown"
+
+
+async def _cap_output(home, alias, limit):
+    from benchwarmers_mcp.store import Database, models
+
+    async with Database(home / "benchwarmers.db") as db:
+        await models.update(db, alias, max_output=limit)

@@ -87,13 +87,15 @@ def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
-            error: BenchError = NotFound(f"no route {request.method} {request.url.path}; the gateway answers "
-                                         "/v1/chat/completions, /v1/models, /bench/verdict, /bench/pending, "
-                                         "/bench/record and /health")
+            error: BenchError = NotFound(
+                f"no route {request.method} {request.url.path}; routes: /v1/chat/completions, /v1/completions, "
+                "/v1/responses, /v1/messages, /v1/models, /v1beta/models/<collection>:generateContent, "
+                "/api/chat, /api/generate, /api/tags, /bench/verdict, /bench/pending, /bench/record, /bench/quotas, "
+                "/mcp, /api/status (admin) and /health")
         else:
             error = BenchError(exc.detail or "request refused")
             error.status = exc.status_code
-        response = render_error_for(request.url.path, error)
+        response = render_error_for(request.url.path, error, request.headers)
         if exc.headers:
             response.headers.update(exc.headers)
         return response

@@ -32,7 +32,7 @@ from benchwarmers_mcp.settings import Settings
 
 log = logging.getLogger("benchwarmers.guard")
 
-RenderError = Callable[[str, BenchError], Response]
+RenderError = Callable[[str, BenchError, Headers], Response]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PLAIN_HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 EXPOSE = "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Overhead-Ms"
@@ -70,10 +70,10 @@ class Guard:
             try:
                 answer = await self.screen(scope, visit)
             except BenchError as e:
-                answer = self.refusal(scope["path"], e)
+                answer = self.refusal(scope, e)
             except Exception:
                 log.exception("the guard failed on %s %s", visit.method, scope["path"])
-                answer = self.refusal(scope["path"], BenchError("internal error in the guard"))
+                answer = self.refusal(scope, BenchError("internal error in the guard"))
             if answer is not None:
                 await answer(scope, receive, send)
             else:
@@ -99,8 +99,8 @@ class Guard:
 
         return sending
 
-    def refusal(self, path: str, error: BenchError) -> Response:
-        response = self.render_error(path, error)
+    def refusal(self, scope: Scope, error: BenchError) -> Response:
+        response = self.render_error(scope["path"], error, Headers(scope=scope))
         response.headers.update(error.headers)
         return response
 

@@ -103,9 +103,20 @@ class PanelRun:
         return sorted(self.seats_done, key=lambda r: order.get(r.seat, 99))
 
 
+PANEL_OPTIONS = ("temperature", "top_p", "max_tokens", "stop", "seed", "presence_penalty", "frequency_penalty")
+
+
 def seat_request(ask: Ask) -> ModelRequest:
-    """What every seat is sent: the conversation and system text; sampling stays the model's own."""
-    return ModelRequest("", ask.messages, ask.system)
+    """What every seat is sent: the conversation, the system text and the caller's sampling options.
+
+    A model's own call options win over the caller's, and ``max_tokens`` is cut to the model's
+    known output limit (``ModelCaller.request_for``). Structured output is not passed: a panel
+    answers in markdown.
+    """
+    options = {k: v for k, v in ask.options.items() if k in PANEL_OPTIONS}
+    if "max_completion_tokens" in ask.options and "max_tokens" not in options:
+        options["max_tokens"] = ask.options["max_completion_tokens"]
+    return ModelRequest("", ask.messages, ask.system, options=options)
 
 
 def _quota_notice(text: str) -> bool:

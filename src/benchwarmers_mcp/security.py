@@ -50,8 +50,9 @@ def route_class(path: str) -> str:
 
 
 def is_gemini(path: str) -> bool:
+    """Gemini routes, where ``?key=`` may carry the key: /v1beta/..., and the methods under /v1/models/."""
     p = normal_path(path)
-    return p == "/v1beta" or p.startswith("/v1beta/")
+    return p == "/v1beta" or p.startswith("/v1beta/") or (p.startswith("/v1/models/") and ":" in p)
 
 
 def is_loopback(bind: str) -> bool:
