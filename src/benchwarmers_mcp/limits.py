@@ -1,6 +1,7 @@
 """Pacing and what failures do: the decisions; the state is in ``store/limits.py``.
 
-Before a call (``Pacer.admit``): a resting model or a paused connection is not called; where a
+Before a call (``Pacer.admit``): a paused connection is not called, nor is a resting model (a
+panel never waits out a rest; only one ending within ``short_wait`` is waited for); where a
 limit applies (the user's rpm/rpd/rpmo/tpm/tpd per connection or model, learned limits, windows a
 provider reported) the call is counted against the ledger plus the calls in flight, inside one
 ``BEGIN IMMEDIATE`` transaction so every process on the data folder agrees. A call that fits is
