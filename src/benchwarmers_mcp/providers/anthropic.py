@@ -29,8 +29,19 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_for_status, map_transport_errors, raise_for_status
-from benchwarmers_mcp.providers.convert import arguments_object, arguments_text, option, split_data_url, stop_list
+from benchwarmers_mcp.providers.base import (
+    Connection,
+    error_for_status,
+    map_transport_errors,
+    raise_for_status,
+)
+from benchwarmers_mcp.providers.convert import (
+    arguments_object,
+    arguments_text,
+    option,
+    split_data_url,
+    stop_list,
+)
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 VERSION = "2023-06-01"
