@@ -139,7 +139,8 @@ async def test_cors_answers_carry_the_origin_only_on_gateway_routes(settings: Se
         r = await client.post("/bench/pending", json={"calls": []}, headers=cross)
         assert r.status_code == 200, r.text
         assert r.headers["access-control-allow-origin"] == ORIGIN
-        assert "X-Bench-Panel" in r.headers["access-control-expose-headers"]
+        exposed = r.headers["access-control-expose-headers"]
+        assert all(h in exposed for h in ("X-Bench-Panel", "X-Bench-Seats", "X-Bench-Call", "X-Bench-Conversation"))
         refused = await client.post("/v1/chat/completions", content=b"x", headers=cross)
         assert refused.status_code == 415 and refused.headers["access-control-allow-origin"] == ORIGIN
         admin = await client.post("/api/gateway-key", json={"name": "app"}, headers=cross)

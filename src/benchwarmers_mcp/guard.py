@@ -35,7 +35,7 @@ log = logging.getLogger("benchwarmers.guard")
 RenderError = Callable[[str, BenchError, Headers], Response]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PLAIN_HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
-EXPOSE = "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Overhead-Ms"
+EXPOSE = "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Call, X-Bench-Overhead-Ms"
 
 
 @dataclass
