@@ -139,3 +139,6 @@ def test_a_verdict_on_a_route_call(base: str, oa: openai.OpenAI) -> None:
     call = reply.model_extra["bench"]["call"]
     verdict = httpx.post(base + "/bench/verdict", json={"call": call, "useful": True, "note": "fixed it"}, timeout=10)
     assert verdict.status_code == 200 and verdict.json()["recorded"]["call"] == call
+    record = httpx.get(base + "/bench/record", params={"collection": "bench/agents"}, timeout=10).json()
+    alias = reply.model_extra["bench"]["alias"]
+    assert record["aliases"][alias]["useful"] == 1, "route verdicts count in the collection's record"

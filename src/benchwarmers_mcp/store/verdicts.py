@@ -28,19 +28,17 @@ class Verdict:
 
 
 async def call_target(db: Database, call: str) -> dict[str, Any] | None:
-    """What a call id points at: a panel seat (or merger). Other call kinds extend this lookup."""
+    """What a call id points at: a panel seat (or merger), or a route conversation's member."""
     row = await db.fetchone(
         "SELECT s.alias, s.status, s.label, p.collection, p.shape FROM seats s JOIN panels p ON p.id = s.panel"
         " WHERE s.call = ?", (call,))
     if row is not None:
         return {"alias": row["alias"], "status": row["status"], "seat": row["label"],
                 "collection": row["collection"], "shape": row["shape"]}
-    hook = await db.fetchone("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'route_calls'")
-    if hook is not None:
-        row = await db.fetchone("SELECT alias, collection FROM route_calls WHERE call = ?", (call,))
-        if row is not None:
-            return {"alias": row["alias"], "status": "ok", "seat": "route", "collection": row["collection"],
-                    "shape": "route"}
+    row = await db.fetchone("SELECT alias, collection FROM route_calls WHERE call = ?", (call,))
+    if row is not None:
+        return {"alias": row["alias"], "status": "ok", "seat": "route", "collection": row["collection"],
+                "shape": "route"}
     return None
 
 
@@ -85,12 +83,14 @@ async def pending(db: Database, calls: list[str]) -> list[str]:
 
 
 async def record_counts(db: Database, collection: str, task: str | None = None) -> dict[str, dict[str, Any]]:
-    """Per alias: useful, notUseful, judged, lastAt, from the latest verdict on each of the collection's seats."""
+    """Per alias: useful, notUseful, judged, lastAt, from the latest verdict on each of the collection's
+    panel seats and route conversations."""
     rows = await db.fetchall(
-        "SELECT s.alias, v.useful, v.note, v.at FROM verdicts v"
+        "SELECT c.alias, v.useful, v.note, v.at FROM verdicts v"
         " JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
-        " JOIN seats s ON s.call = v.call JOIN panels p ON p.id = s.panel WHERE p.collection = ?",
-        (collection,))
+        " JOIN (SELECT s.call, s.alias FROM seats s JOIN panels p ON p.id = s.panel WHERE p.collection = ?"
+        "       UNION ALL SELECT call, alias FROM route_calls WHERE collection = ?) c ON c.call = v.call",
+        (collection, collection))
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
         if task and task.lower() not in (row["note"] or "").lower():
