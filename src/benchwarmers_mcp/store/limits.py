@@ -215,7 +215,17 @@ class Settlement:
     alerts: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, subject, message)
 
 
+    @property
+    def only_the_row(self) -> bool:
+        return not (self.ticket is not None or self.quotas or self.learned or self.rest or self.strike
+                    or self.clear_strikes or self.clear_pending or self.pause or self.retire_why is not None
+                    or self.alerts)
+
+
 async def settle(db: Database, s: Settlement) -> None:
+    if s.only_the_row:  # the hot path: one autocommit statement, as the ledger row alone always was
+        await ledger.append(db, s.row)
+        return
     now = time.time()
     alias, connection = s.row.alias, s.row.connection
     async with db.transaction() as tx:
