@@ -53,13 +53,19 @@ class PanelRecord:
     note: str | None = None
 
 
-async def create_panel(db: Database, panel: PanelRecord) -> None:
-    await db.write(
-        "INSERT INTO panels (id, at, collection, shape, shape_by, reply, key_name, system, prompt, skipped, note)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (panel.id, panel.at, panel.collection, panel.shape, panel.shape_by, panel.reply, panel.key_name,
-         panel.system, panel.prompt, json.dumps(panel.skipped), panel.note),
-    )
+async def create_panel(db: Database, panel: PanelRecord) -> str:
+    """Insert the panel row. Four hex digits give 65,536 ids a second, so a busy gateway meets a
+    taken one now and then: it draws again (``panel.id`` is updated) rather than failing."""
+    while True:
+        written = await db.write(
+            "INSERT INTO panels (id, at, collection, shape, shape_by, reply, key_name, system, prompt, skipped, note)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (panel.id, panel.at, panel.collection, panel.shape, panel.shape_by, panel.reply, panel.key_name,
+             panel.system, panel.prompt, json.dumps(panel.skipped), panel.note),
+        )
+        if written:
+            return panel.id
+        panel.id = new_panel_id(panel.at)
 
 
 async def set_panel_note(db: Database, panel_id: str, reply: str, note: str | None) -> None:
