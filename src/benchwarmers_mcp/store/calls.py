@@ -73,15 +73,13 @@ async def set_panel_note(db: Database, panel_id: str, reply: str, note: str | No
 
 
 async def record_seat(db: Database, seat: SeatRecord) -> None:
-    """The seat row (committed before anyone is told), then the model's last use (derived, best effort)."""
+    """The seat row, committed before anyone is told; a trigger moves the model's last use with it."""
     await db.write(
         "INSERT INTO seats (call, panel, seat, label, alias, status, seconds, answer, error, tokens_in,"
         " tokens_out, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (seat.call, seat.panel, seat.seat, seat.label, seat.alias, seat.status, seat.seconds, seat.answer,
          seat.error, seat.tokens_in, seat.tokens_out, seat.at),
     )
-    await db.write("UPDATE models SET last_used = ? WHERE alias = ? AND (last_used IS NULL OR last_used < ?)",
-                   (seat.at, seat.alias, seat.at))
 
 
 def _seat(row) -> SeatRecord:

@@ -107,13 +107,13 @@ async def save(db: Database, c: Collection) -> Collection:
 
 
 async def get(db: Database, name: str) -> Collection:
-    row = await db.fetchone("SELECT * FROM collections WHERE name = ?", (name,))
-    if row is None:
+    rows = await db.fetchall(
+        "SELECT c.*, m.alias AS member FROM collections c LEFT JOIN collection_members m ON m.collection = c.name"
+        " WHERE c.name = ? ORDER BY m.position", (name,))
+    if not rows:
         raise NotFound(f"no collection named {name!r}")
-    members = await db.fetchall(
-        "SELECT alias FROM collection_members WHERE collection = ? ORDER BY position", (name,)
-    )
-    return Collection(row["name"], tuple(m[0] for m in members), row["description"],
+    row = rows[0]
+    return Collection(row["name"], tuple(r["member"] for r in rows if r["member"] is not None), row["description"],
                       tuple(json.loads(row["tags"])), row["shape"], row["reply"], row["merger"])
 
 

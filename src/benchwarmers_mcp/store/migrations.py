@@ -324,3 +324,13 @@ async def limits_001(tx: Transaction) -> None:
         CREATE INDEX usage_alias ON usage (alias, t)
         """,
     )
+
+
+@migration
+async def seats_002_touch_model(tx: Transaction) -> None:
+    """A seat's row carries its model's last use with it: one statement per seat, not two."""
+    await tx.execute(
+        "CREATE TRIGGER seats_touch_model AFTER INSERT ON seats BEGIN"
+        " UPDATE models SET last_used = NEW.at"
+        " WHERE alias = NEW.alias AND (last_used IS NULL OR last_used < NEW.at); END"
+    )
