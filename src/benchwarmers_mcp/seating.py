@@ -96,57 +96,67 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
                        f" send less, or ask a collection whose members have larger windows")
     seats = [Seat(f"member{i}", "member", m) for i, m in enumerate(members, 1)]
 
-    explorer_count = settings.explorers_for(len(members))
-    taken = {m.alias for m in members}
-    families = {m.family for m in members}
-    explorers: list[Seat] = []
-
-    def add_explorer(model: ModelRecord, note: str = "") -> None:
-        n = len(explorers) + 1
-        explorers.append(Seat("explorer" if n == 1 else f"explorer{n}", "explorer" if n == 1 else f"explorer {n}",
-                              model, note))
-        taken.add(model.alias)
-        families.add(model.family)
-
-    for alias in dict.fromkeys(ask.with_):
-        if alias in taken:
-            continue
-        model = everyone.get(alias)
-        why = None
-        if model is None:
-            why = "not registered"
-        elif model.retired:
-            why = "retired"
-        elif ask.has_images and not model.can_see:
-            why = "cannot see images"
-        elif len(explorers) >= explorer_count:
-            why = "no explorer seat left"
-        if why:
-            skipped.append({"seat": "with", "alias": alias, "why": why})
-            continue
-        note = "nominated" + (" (window may be too small)" if _too_small(model, estimate) else "")
-        add_explorer(model, note)
-
+    explorers = _Explorers(settings.explorers_for(len(members)), members)
+    explorers.nominate(ask, everyone, estimate, skipped)
     admitted = SHAPE_ROLES.get(shape, ("general",))
     pool = [
         m for m in everyone.values()
-        if not m.retired and not m.ad_hoc and m.alias not in taken and m.alias not in resting
+        if not m.retired and not m.ad_hoc and m.alias not in resting
         and m.role in admitted and not _too_small(m, estimate)
         and (m.can_see if ask.has_images else m.role != "vision")
     ]
-    pool.sort(key=lambda m: (m.last_used or 0.0, m.alias))
-    for model in pool:
-        if len(explorers) >= explorer_count:
-            break
-        if model.family in families or model.alias in taken:
-            continue
-        add_explorer(model)
-
-    seats.extend(explorers)
+    explorers.fill(sorted(pool, key=lambda m: (m.last_used or 0.0, m.alias)))
+    seats.extend(explorers.seats)
     if not seats:
         if ask.has_images:
             raise NoSeatCanSee("no seat can see images: no member or explorer takes images; "
                                "set a vision model's role, or send text")
         raise NobodySeatable(f"nobody can be seated on bench/{collection.name}: it has no available members"
                              " and no explorer could be seated")
-    return Seating(seats, skipped, shape, shape_by, len(members), len(explorers), estimate)
+    return Seating(seats, skipped, shape, shape_by, len(members), len(explorers.seats), estimate)
+
+
+class _Explorers:
+    """Explorer seats as they are filled: nominees first, then the least recently used."""
+
+    def __init__(self, count: int, members: list[ModelRecord]) -> None:
+        self.count = count
+        self.seats: list[Seat] = []
+        self.taken = {m.alias for m in members}
+        self.families = {m.family for m in members}
+
+    def add(self, model: ModelRecord, note: str = "") -> None:
+        n = len(self.seats) + 1
+        self.seats.append(Seat("explorer" if n == 1 else f"explorer{n}", "explorer" if n == 1 else f"explorer {n}",
+                               model, note))
+        self.taken.add(model.alias)
+        self.families.add(model.family)
+
+    def nominate(self, ask: Ask, everyone: dict[str, ModelRecord], estimate: int,
+                 skipped: list[dict[str, str]]) -> None:
+        """``with``: nominees override role and size (with a note); members are dropped, not counted."""
+        for alias in dict.fromkeys(ask.with_):
+            if alias in self.taken:
+                continue
+            model = everyone.get(alias)
+            why = None
+            if model is None:
+                why = "not registered"
+            elif model.retired:
+                why = "retired"
+            elif ask.has_images and not model.can_see:
+                why = "cannot see images"
+            elif len(self.seats) >= self.count:
+                why = "no explorer seat left"
+            if why:
+                skipped.append({"seat": "with", "alias": alias, "why": why})
+                continue
+            self.add(model, "nominated" + (" (window may be too small)" if _too_small(model, estimate) else ""))
+
+    def fill(self, pool: list[ModelRecord]) -> None:
+        """The rest of the seats from the pool, in order, never two of one family."""
+        for model in pool:
+            if len(self.seats) >= self.count:
+                return
+            if model.family not in self.families and model.alias not in self.taken:
+                self.add(model)
