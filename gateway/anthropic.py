@@ -17,7 +17,16 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, route_anthropic, tokens
+from benchwarmers_mcp.gateway import (
+    images,
+    options,
+    panel_stream,
+    panel_view,
+    retry,
+    route_anthropic,
+    tokens,
+    tool_defs,
+)
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
@@ -184,22 +193,14 @@ def system_turns(raw: Any) -> list[str]:
 
 
 def parse_tools(raw: Any) -> tuple[Tool, ...]:
-    if raw is None or raw == []:
-        return ()
-    if not isinstance(raw, list):
-        raise BadRequest("tools must be a list")
     tools = []
-    for i, t in enumerate(raw):
-        if not isinstance(t, dict):
-            raise BadRequest(f"tools[{i}] must be an object")
+    for i, t in tool_defs.objects(raw):
         kind = t.get("type", "custom")
         if kind != "custom":
             raise Unsupported(f"tools[{i}]: Anthropic's hosted tool {kind!r} is not supported; define your own tools")
         if not isinstance(t.get("name"), str) or not t["name"]:
             raise BadRequest(f"tools[{i}].name must be a string")
-        schema = t.get("input_schema")
-        tools.append(Tool(t["name"], str(t.get("description") or ""),
-                          schema if isinstance(schema, dict) else {"type": "object", "properties": {}}))
+        tools.append(tool_defs.tool(t["name"], t.get("description"), t.get("input_schema")))
     return tuple(tools)
 
 
@@ -253,6 +254,10 @@ def event(kind: str, **data: Any) -> bytes:
     return sse({"type": kind, **data}, event=kind)
 
 
+def _text_delta(piece: str) -> bytes:
+    return event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+
+
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
     start = {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
              "content": [], "stop_reason": None, "stop_sequence": None, "usage": _usage(tokens.count(ask), 0)}
@@ -260,12 +265,8 @@ async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterat
     yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
     sent: list[str] = []
     try:
-        async for piece in panel_stream.pieces(run, keepalive):
-            if piece is None:
-                yield event("ping")
-                continue
-            sent.append(piece)
-            yield event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+        async for frame in panel_stream.framed(run, keepalive, _text_delta, sent, idle=event("ping")):
+            yield frame
         yield event("content_block_stop", index=0)
         usage = tokens.panel_usage(run, ask, "".join(sent))
         yield event("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},

@@ -20,7 +20,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
-from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, route_gemini, tokens
+from benchwarmers_mcp.gateway import (
+    images,
+    options,
+    panel_stream,
+    panel_view,
+    route_gemini,
+    tokens,
+    tool_defs,
+)
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
@@ -160,14 +168,8 @@ def lower_types(schema: Any) -> Any:
 
 
 def parse_tools(raw: Any) -> tuple[Tool, ...]:
-    if raw is None or raw == []:
-        return ()
-    if not isinstance(raw, list):
-        raise BadRequest("tools must be a list")
     tools = []
-    for i, t in enumerate(raw):
-        if not isinstance(t, dict):
-            raise BadRequest(f"tools[{i}] must be an object")
+    for i, t in tool_defs.objects(raw):
         hosted = [k for k in HOSTED_TOOLS if get(t, k) is not None]
         if hosted:
             raise Unsupported(f"tools[{i}]: Gemini's hosted tool {hosted[0]} is not supported; declare functions")
@@ -178,8 +180,7 @@ def parse_tools(raw: Any) -> tuple[Tool, ...]:
             if not isinstance(d, dict) or not isinstance(d.get("name"), str):
                 raise BadRequest(f"tools[{i}].functionDeclarations[{j}] needs a name")
             params = get(d, "parametersJsonSchema") or d.get("parameters")
-            tools.append(Tool(d["name"], str(d.get("description") or ""),
-                              lower_types(params) if isinstance(params, dict) else {"type": "object", "properties": {}}))
+            tools.append(tool_defs.tool(d["name"], d.get("description"), lower_types(params)))
     return tuple(tools)
 
 

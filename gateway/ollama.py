@@ -29,12 +29,13 @@ from benchwarmers_mcp.gateway import (
     panel_view,
     route_ollama,
     tokens,
+    tool_defs,
 )
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import ndjson
-from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text
+from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
 from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult
 from benchwarmers_mcp.panel import PanelRun
 from benchwarmers_mcp.store import collections as collection_store
@@ -70,15 +71,8 @@ def _text(m: dict[str, Any], where: str) -> str:
 
 
 def _tool_calls(raw: Any, where: str, ids: CallIds) -> list[Part]:
-    if not raw:
-        return []
-    if not isinstance(raw, list):
-        raise BadRequest(f"{where}.tool_calls must be a list")
     calls: list[Part] = []
-    for i, call in enumerate(raw):
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise BadRequest(f"{where}.tool_calls[{i}] needs function.name")
+    for i, call, fn in function_calls(raw, where):
         args = arguments_text(fn.get("arguments"), f"{where}.tool_calls[{i}].function.arguments")
         calls.append(ToolCall(ids.call(fn["name"], call.get("id")), fn["name"], args))
     return calls
@@ -114,19 +108,8 @@ def parse_messages(raw: Any) -> tuple[str | None, tuple[Message, ...]]:
 
 
 def parse_tools(raw: Any) -> tuple[Tool, ...]:
-    if raw is None or raw == []:
-        return ()
-    if not isinstance(raw, list):
-        raise BadRequest("tools must be a list")
-    tools = []
-    for i, t in enumerate(raw):
-        fn = t.get("function") if isinstance(t, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise BadRequest(f"tools[{i}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}")
-        params = fn.get("parameters")
-        tools.append(Tool(fn["name"], str(fn.get("description") or ""),
-                          params if isinstance(params, dict) else {"type": "object", "properties": {}}))
-    return tuple(tools)
+    return tuple(tool_defs.function_tool(t.get("function") if isinstance(t, dict) else None, i)
+                 for i, t in enumerate(tool_defs.entries(raw)))
 
 
 def _common(body: dict[str, Any]) -> dict[str, Any]:

@@ -12,11 +12,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import panel_view, route_openai
+from benchwarmers_mcp.gateway import panel_view, route_openai, tool_defs
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.images import parse_image_url
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.tool_ids import function_calls
 from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult
 from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
 
@@ -61,15 +62,8 @@ def _parse_parts(content: Any, where: str) -> list[Part]:
 
 
 def _parse_tool_calls(calls: Any, where: str) -> list[Part]:
-    if not calls:
-        return []
-    if not isinstance(calls, list):
-        raise BadRequest(f"{where}.tool_calls must be a list")
     out: list[Part] = []
-    for i, call in enumerate(calls):
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise BadRequest(f"{where}.tool_calls[{i}] needs function.name")
+    for i, call, fn in function_calls(calls, where):
         args = fn.get("arguments", "{}")
         if not isinstance(args, str):
             raise BadRequest(f"{where}.tool_calls[{i}].function.arguments must be a JSON string")
@@ -112,22 +106,11 @@ def parse_messages(raw: Any) -> tuple[str | None, tuple[Message, ...]]:
 
 
 def parse_tools(raw: Any) -> tuple[Tool, ...]:
-    if raw is None or raw == []:
-        return ()
-    if not isinstance(raw, list):
-        raise BadRequest("tools must be a list")
     tools = []
-    for i, t in enumerate(raw):
-        if not isinstance(t, dict):
-            raise BadRequest(f"tools[{i}] must be an object")
+    for i, t in tool_defs.objects(raw):
         if t.get("type") in HOSTED_TOOLS:
             raise Unsupported(f"tools[{i}]: the vendor-hosted tool {t['type']!r} is not supported")
-        fn = t.get("function")
-        if t.get("type", "function") != "function" or not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise BadRequest(f"tools[{i}] must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}")
-        params = fn.get("parameters")
-        tools.append(Tool(fn["name"], str(fn.get("description") or ""),
-                          params if isinstance(params, dict) else {"type": "object", "properties": {}}))
+        tools.append(tool_defs.function_tool(t.get("function") if t.get("type", "function") == "function" else None, i))
     return tuple(tools)
 
 

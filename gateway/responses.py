@@ -19,10 +19,19 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import images, options, panel_stream, panel_view, retry, route_responses, tokens
+from benchwarmers_mcp.gateway import (
+    images,
+    options,
+    panel_stream,
+    panel_view,
+    retry,
+    route_responses,
+    tokens,
+    tool_defs,
+)
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
-from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
 from benchwarmers_mcp.panel import PanelRun
 
@@ -174,16 +183,11 @@ def _tool(t: Any, where: str) -> Tool:
             description += (f"\n\nThe input must follow this {fmt.get('syntax', '')} grammar:\n"
                             f"{fmt.get('definition', '')}").rstrip()
         return Tool(t["name"], description.strip(), CUSTOM_PARAMETERS, kind="custom")
-    params = t.get("parameters")
-    return Tool(t["name"], description, params if isinstance(params, dict) else {"type": "object", "properties": {}})
+    return tool_defs.tool(t["name"], description, t.get("parameters"))
 
 
 def parse_tools(raw: Any) -> tuple[Tool, ...]:
-    if raw is None or raw == []:
-        return ()
-    if not isinstance(raw, list):
-        raise BadRequest("tools must be a list")
-    return tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(raw))
+    return tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(tool_defs.entries(raw)))
 
 
 def parse_tool_choice(raw: Any) -> Any:
@@ -280,6 +284,9 @@ class Reply:
     def text_event(self, kind: str, **data: Any) -> bytes:
         return self.event(kind, item_id=self.item_id, output_index=0, content_index=0, **data)
 
+    def text_delta(self, piece: str) -> bytes:
+        return self.text_event("response.output_text.delta", delta=piece, logprobs=[])
+
 
 def response(run: PanelRun, ask: Ask, body: dict[str, Any]) -> dict[str, Any]:
     reply = Reply(ask, body)
@@ -297,12 +304,8 @@ async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive:
     yield reply.text_event("response.content_part.added", part=empty)
     sent: list[str] = []
     try:
-        async for piece in panel_stream.pieces(run, keepalive):
-            if piece is None:
-                yield KEEPALIVE_COMMENT
-                continue
-            sent.append(piece)
-            yield reply.text_event("response.output_text.delta", delta=piece, logprobs=[])
+        async for frame in panel_stream.framed(run, keepalive, reply.text_delta, sent):
+            yield frame
         text = "".join(sent)
         yield reply.text_event("response.output_text.done", text=text, logprobs=[])
         yield reply.text_event("response.content_part.done", part={**empty, "text": text})
