@@ -20,7 +20,7 @@ from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import options, panel_stream, panel_view, retry, tokens
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
-from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.messages import Ask, Message, Text
 from benchwarmers_mcp.panel import PanelRun
 
@@ -79,12 +79,8 @@ async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterat
     out = Chunks(ask.model_name)
     sent: list[str] = []
     try:
-        async for piece in panel_stream.pieces(run, keepalive):
-            if piece is None:
-                yield KEEPALIVE_COMMENT
-                continue
-            sent.append(piece)
-            yield sse(out.body(piece, None))
+        async for frame in panel_stream.framed(run, keepalive, lambda piece: sse(out.body(piece, None)), sent):
+            yield frame
         yield sse(out.body("", "stop", usage=_usage(run, ask, "".join(sent)), bench=panel_view.bench_field(run)))
     except Exception as e:
         yield sse(error_body(panel_stream.as_bench_error(e)))

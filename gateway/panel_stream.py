@@ -5,10 +5,11 @@ whenever the keep-alive interval passes idle. Dialects only frame the pieces."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway import panel_view
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT
 from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
 
 log = logging.getLogger("benchwarmers.gateway")
@@ -27,6 +28,18 @@ async def pieces(run: PanelRun, keepalive: float | None) -> AsyncIterator[str | 
             yield panel_view.merged_content(run)
     if not merged:
         yield panel_view.footer(run)
+
+
+async def framed(run: PanelRun, keepalive: float | None, frame: Callable[[str], bytes], sent: list[str],
+                 idle: bytes = KEEPALIVE_COMMENT) -> AsyncIterator[bytes]:
+    """The pieces as a dialect frames them, ``idle`` for each keep-alive; each piece sent is added
+    to ``sent`` (the dialect's closing frame counts its tokens)."""
+    async for piece in pieces(run, keepalive):
+        if piece is None:
+            yield idle
+            continue
+        sent.append(piece)
+        yield frame(piece)
 
 
 def as_bench_error(error: Exception) -> BenchError:

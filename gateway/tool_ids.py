@@ -1,11 +1,12 @@
-"""Tool-call bookkeeping shared by the dialects: arguments as JSON text, and call ids for the
-dialects that usually send none (Gemini, Ollama), numbered per request, with each result
-matched to the oldest open call of the same name."""
+"""Tool-call bookkeeping shared by the dialects: the calls an assistant turn lists, arguments as
+JSON text, and call ids for the dialects that usually send none (Gemini, Ollama), numbered per
+request, with each result matched to the oldest open call of the same name."""
 
 from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest
@@ -24,6 +25,20 @@ def arguments_text(value: Any, where: str) -> str:
             raise BadRequest(f"{where} must be a JSON object (or JSON text)") from None
         return value or "{}"
     raise BadRequest(f"{where} must be a JSON object")
+
+
+def function_calls(raw: Any, where: str) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """An assistant turn's ``tool_calls`` (chat completions, Ollama): each call with its index and its
+    ``function`` object, checked to carry a name; none when the field is absent or empty."""
+    if not raw:
+        return
+    if not isinstance(raw, list):
+        raise BadRequest(f"{where}.tool_calls must be a list")
+    for i, call in enumerate(raw):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise BadRequest(f"{where}.tool_calls[{i}] needs function.name")
+        yield i, call, fn
 
 
 class CallIds:
