@@ -17,7 +17,6 @@ import httpx
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Answer,
-    AnswerBuilder,
     Finish,
     Image,
     Message,
@@ -29,12 +28,7 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import (
-    Connection,
-    error_for_status,
-    map_transport_errors,
-    raise_for_status,
-)
+from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
@@ -42,6 +36,7 @@ from benchwarmers_mcp.providers.convert import (
     split_data_url,
     stop_list,
 )
+from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 VERSION = "2023-06-01"
@@ -180,10 +175,7 @@ class AnthropicMessages:
         self.conn = connection
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "anthropic-version": VERSION}
-        if self.conn.api_key:
-            headers["x-api-key"] = self.conn.api_key
-        return {**headers, **self.conn.headers}
+        return json_headers(self.conn, "x-api-key", fixed={"anthropic-version": VERSION})
 
     @property
     def _url(self) -> str:
@@ -191,39 +183,23 @@ class AnthropicMessages:
         return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
 
     async def complete(self, request: ModelRequest) -> Answer:
-        with map_transport_errors():
-            response = await self.conn.client.post(
-                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
-            if self.conn.on_response:
-                self.conn.on_response(response)
-            await raise_for_status(response)
-            data = parse_json(response.text)
+        data, headers = await post_json(self.conn, self._url, build_body(request, stream=False), self._headers())
         if not isinstance(data, dict) or data.get("type") == "error":
-            _raise_error_event(data, response.headers)
+            _raise_error_event(data, headers)
         if not isinstance(data.get("content"), list):
             raise UpstreamFailure("upstream answered with no content")
-        builder = AnswerBuilder()
-        blocks = [b for b in data["content"] if isinstance(b, dict)]
+        events: list[StreamEvent] = []
         tool_index = 0
-        for block in blocks:
-            for event in _map_block(block, tool_index):
-                builder.add(event)
+        for block in (b for b in data["content"] if isinstance(b, dict)):
+            events += _map_block(block, tool_index)
             if block.get("type") == "tool_use":
                 tool_index += 1
-        builder.add(Finish(_map_stop(data.get("stop_reason")), _map_usage(data.get("usage"))))
-        return builder.answer()
+        return collect(events, Finish(_map_stop(data.get("stop_reason")), _map_usage(data.get("usage"))))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        with map_transport_errors():
-            async with self.conn.client.stream(
-                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
-                timeout=self.conn.timeout,
-            ) as response:
-                if self.conn.on_response:
-                    self.conn.on_response(response)
-                await raise_for_status(response)
-                async for event in self._events(response):
-                    yield event
+        async with open_stream(self.conn, self._url, build_body(request, stream=True), self._headers()) as response:
+            async for event in self._events(response):
+                yield event
 
     async def _events(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
         start_usage: Any = None

@@ -22,7 +22,6 @@ import httpx
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Answer,
-    AnswerBuilder,
     Finish,
     Image,
     Message,
@@ -37,12 +36,7 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     Usage,
 )
-from benchwarmers_mcp.providers.base import (
-    Connection,
-    error_for_status,
-    map_transport_errors,
-    raise_for_status,
-)
+from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
@@ -52,6 +46,7 @@ from benchwarmers_mcp.providers.convert import (
     stop_list,
     tool_names,
 )
+from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 VERSIONED = re.compile(r"/v\d+(alpha|beta)?$")
@@ -213,10 +208,7 @@ class GeminiGenerate:
         self.conn = connection
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self.conn.api_key:
-            headers["x-goog-api-key"] = self.conn.api_key
-        return {**headers, **self.conn.headers}
+        return json_headers(self.conn, "x-goog-api-key")
 
     def _url(self, model: str, method: str) -> str:
         base = self.conn.base_url.rstrip("/")
@@ -226,43 +218,30 @@ class GeminiGenerate:
         return f"{base}/models/{quote(name, safe='-._~@')}:{method}"
 
     async def complete(self, request: ModelRequest) -> Answer:
-        with map_transport_errors():
-            response = await self.conn.client.post(
-                self._url(request.model, "generateContent"), json=build_body(request), headers=self._headers(),
-                timeout=self.conn.timeout)
-            if self.conn.on_response:
-                self.conn.on_response(response)
-            await raise_for_status(response)
-            data = _check(parse_json(response.text), response.headers)
-        builder = AnswerBuilder()
+        data, headers = await post_json(self.conn, self._url(request.model, "generateContent"), build_body(request),
+                                        self._headers())
+        data = _check(data, headers)
         finish = "stop"
         candidates = data.get("candidates") or []
         if not candidates and (data.get("promptFeedback") or {}).get("blockReason"):
             finish = "content_filter"
+        events: list[StreamEvent] = []
         for candidate in candidates[:1]:
-            for event in _map_parts((candidate.get("content") or {}).get("parts") or [], 0):
-                builder.add(event)
+            events += _map_parts((candidate.get("content") or {}).get("parts") or [], 0)
             finish = _map_finish(candidate.get("finishReason")) or finish
-        builder.add(Finish(finish, _map_usage(data.get("usageMetadata"))))
-        return builder.answer()
+        return collect(events, Finish(finish, _map_usage(data.get("usageMetadata"))))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         finish, usage, tools = "stop", None, 0
-        with map_transport_errors():
-            async with self.conn.client.stream(
-                "POST", self._url(request.model, "streamGenerateContent") + "?alt=sse", json=build_body(request),
-                headers=self._headers(), timeout=self.conn.timeout,
-            ) as response:
-                if self.conn.on_response:
-                    self.conn.on_response(response)
-                await raise_for_status(response)
-                async for _event, raw in sse_events(response):
-                    data = _check(parse_json(raw), response.headers)
-                    usage = _map_usage(data.get("usageMetadata")) or usage
-                    for candidate in (data.get("candidates") or [])[:1]:
-                        events = _map_parts((candidate.get("content") or {}).get("parts") or [], tools)
-                        tools += sum(1 for e in events if isinstance(e, ToolCallDelta))
-                        for event in events:
-                            yield event
-                        finish = _map_finish(candidate.get("finishReason")) or finish
+        url = self._url(request.model, "streamGenerateContent") + "?alt=sse"
+        async with open_stream(self.conn, url, build_body(request), self._headers()) as response:
+            async for _event, raw in sse_events(response):
+                data = _check(parse_json(raw), response.headers)
+                usage = _map_usage(data.get("usageMetadata")) or usage
+                for candidate in (data.get("candidates") or [])[:1]:
+                    events = _map_parts((candidate.get("content") or {}).get("parts") or [], tools)
+                    tools += sum(1 for e in events if isinstance(e, ToolCallDelta))
+                    for event in events:
+                        yield event
+                    finish = _map_finish(candidate.get("finishReason")) or finish
         yield Finish(finish, usage)

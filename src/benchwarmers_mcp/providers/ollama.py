@@ -17,7 +17,6 @@ from typing import Any
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Answer,
-    AnswerBuilder,
     Finish,
     Message,
     ModelRequest,
@@ -27,7 +26,7 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_message, map_transport_errors, raise_for_status
+from benchwarmers_mcp.providers.base import Connection, error_message
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
@@ -36,7 +35,8 @@ from benchwarmers_mcp.providers.convert import (
     stop_list,
     tool_names,
 )
-from benchwarmers_mcp.providers.sse import ndjson_lines, parse_json
+from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
+from benchwarmers_mcp.providers.sse import ndjson_lines
 
 OPTIONS = (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k"), ("seed", "seed"),
            ("presence_penalty", "presence_penalty"), ("frequency_penalty", "frequency_penalty"),
@@ -120,10 +120,7 @@ class OllamaChat:
         self.conn = connection
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self.conn.api_key:
-            headers["Authorization"] = f"Bearer {self.conn.api_key}"
-        return {**headers, **self.conn.headers}
+        return json_headers(self.conn, "Authorization", "Bearer ")
 
     @property
     def _url(self) -> str:
@@ -131,37 +128,22 @@ class OllamaChat:
         return base + ("/chat" if base.endswith("/api") else "/api/chat")
 
     async def complete(self, request: ModelRequest) -> Answer:
-        with map_transport_errors():
-            response = await self.conn.client.post(
-                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
-            if self.conn.on_response:
-                self.conn.on_response(response)
-            await raise_for_status(response)
-            data = _check(parse_json(response.text))
-        builder = AnswerBuilder()
-        for event in _map_message_out(data.get("message") or {}, 0):
-            builder.add(event)
-        builder.add(Finish(FINISH.get(str(data.get("done_reason")), "stop"), _map_usage(data)))
-        return builder.answer()
+        data, _ = await post_json(self.conn, self._url, build_body(request, stream=False), self._headers())
+        data = _check(data)
+        return collect(_map_message_out(data.get("message") or {}, 0),
+                       Finish(FINISH.get(str(data.get("done_reason")), "stop"), _map_usage(data)))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         finish, usage, tools = "stop", None, 0
-        with map_transport_errors():
-            async with self.conn.client.stream(
-                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
-                timeout=self.conn.timeout,
-            ) as response:
-                if self.conn.on_response:
-                    self.conn.on_response(response)
-                await raise_for_status(response)
-                async for line in ndjson_lines(response):
-                    data = _check(line)
-                    events = _map_message_out(data.get("message") or {}, tools)
-                    tools += sum(1 for e in events if isinstance(e, ToolCallDelta))
-                    for event in events:
-                        yield event
-                    if data.get("done"):
-                        finish = FINISH.get(str(data.get("done_reason")), "stop")
-                        usage = _map_usage(data)
-                        break
+        async with open_stream(self.conn, self._url, build_body(request, stream=True), self._headers()) as response:
+            async for line in ndjson_lines(response):
+                data = _check(line)
+                events = _map_message_out(data.get("message") or {}, tools)
+                tools += sum(1 for e in events if isinstance(e, ToolCallDelta))
+                for event in events:
+                    yield event
+                if data.get("done"):
+                    finish = FINISH.get(str(data.get("done_reason")), "stop")
+                    usage = _map_usage(data)
+                    break
         yield Finish(finish, usage)

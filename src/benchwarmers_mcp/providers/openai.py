@@ -9,7 +9,6 @@ from typing import Any
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Answer,
-    AnswerBuilder,
     Finish,
     Image,
     Message,
@@ -21,7 +20,8 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_message, map_transport_errors, raise_for_status
+from benchwarmers_mcp.providers.base import Connection, error_message
+from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 PASSED_OPTIONS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
@@ -115,56 +115,36 @@ class OpenAIChat:
         self.conn = connection
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", **self.conn.headers}
-        if self.conn.api_key:
-            headers["Authorization"] = f"Bearer {self.conn.api_key}"
-        return headers
+        return json_headers(self.conn, "Authorization", "Bearer ", key_wins=True)
 
     @property
     def _url(self) -> str:
         return self.conn.base_url.rstrip("/") + "/chat/completions"
 
     async def complete(self, request: ModelRequest) -> Answer:
-        with map_transport_errors():
-            response = await self.conn.client.post(
-                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
-            if self.conn.on_response:
-                self.conn.on_response(response)
-            await raise_for_status(response)
-            data = parse_json(response.text)
+        data, _ = await post_json(self.conn, self._url, build_body(request, stream=False), self._headers())
         _error_in_body(data)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices:
             raise UpstreamFailure("upstream answered with no choices")
         choice = choices[0] or {}
-        message = choice.get("message") or {}
-        builder = AnswerBuilder()
-        for event in _map_delta(message):
-            builder.add(event)
-        builder.add(Finish(choice.get("finish_reason") or "stop", _map_usage(data.get("usage"))))
-        return builder.answer()
+        return collect(_map_delta(choice.get("message") or {}),
+                       Finish(choice.get("finish_reason") or "stop", _map_usage(data.get("usage"))))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         finish, usage = "stop", None
-        with map_transport_errors():
-            async with self.conn.client.stream(
-                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
-                timeout=self.conn.timeout,
-            ) as response:
-                if self.conn.on_response:
-                    self.conn.on_response(response)
-                await raise_for_status(response)
-                async for _event, data in sse_events(response):
-                    if data.strip() == "[DONE]":
-                        break
-                    chunk = parse_json(data)
-                    _error_in_body(chunk)
-                    if not isinstance(chunk, dict):
-                        continue
-                    usage = _map_usage(chunk.get("usage")) or usage
-                    for choice in chunk.get("choices") or []:
-                        for event in _map_delta(choice.get("delta") or {}):
-                            yield event
-                        if choice.get("finish_reason"):
-                            finish = choice["finish_reason"]
+        async with open_stream(self.conn, self._url, build_body(request, stream=True), self._headers()) as response:
+            async for _event, data in sse_events(response):
+                if data.strip() == "[DONE]":
+                    break
+                chunk = parse_json(data)
+                _error_in_body(chunk)
+                if not isinstance(chunk, dict):
+                    continue
+                usage = _map_usage(chunk.get("usage")) or usage
+                for choice in chunk.get("choices") or []:
+                    for event in _map_delta(choice.get("delta") or {}):
+                        yield event
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
         yield Finish(finish, usage)

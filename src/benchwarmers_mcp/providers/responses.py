@@ -17,7 +17,6 @@ import httpx
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Answer,
-    AnswerBuilder,
     Finish,
     Image,
     Message,
@@ -29,13 +28,9 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import (
-    Connection,
-    error_for_status,
-    map_transport_errors,
-    raise_for_status,
-)
+from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import option
+from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 ERROR_STATUS = {"rate_limit_exceeded": 429, "insufficient_quota": 429, "invalid_prompt": 400,
@@ -147,49 +142,31 @@ class OpenAIResponses:
         self.conn = connection
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", **self.conn.headers}
-        if self.conn.api_key:
-            headers["Authorization"] = f"Bearer {self.conn.api_key}"
-        return headers
+        return json_headers(self.conn, "Authorization", "Bearer ", key_wins=True)
 
     @property
     def _url(self) -> str:
         return self.conn.base_url.rstrip("/") + "/responses"
 
     async def complete(self, request: ModelRequest) -> Answer:
-        with map_transport_errors():
-            response = await self.conn.client.post(
-                self._url, json=build_body(request, stream=False), headers=self._headers(), timeout=self.conn.timeout)
-            if self.conn.on_response:
-                self.conn.on_response(response)
-            await raise_for_status(response)
-            data = parse_json(response.text)
+        data, headers = await post_json(self.conn, self._url, build_body(request, stream=False), self._headers())
         if not isinstance(data, dict) or not isinstance(data.get("output"), list):
             raise UpstreamFailure("upstream answered with no output")
         if data.get("status") == "failed" or data.get("error"):
-            _raise(data.get("error") or {"message": "the response failed"}, response.headers)
-        builder = AnswerBuilder()
+            _raise(data.get("error") or {"message": "the response failed"}, headers)
+        events: list[StreamEvent] = []
         tools = 0
         for item in data["output"]:
             if isinstance(item, dict):
-                for event in _map_item(item, tools, whole=True):
-                    builder.add(event)
+                events += _map_item(item, tools, whole=True)
                 if item.get("type") in CALL_ITEMS:
                     tools += 1
-        builder.add(Finish(_map_finish(data), _map_usage(data.get("usage"))))
-        return builder.answer()
+        return collect(events, Finish(_map_finish(data), _map_usage(data.get("usage"))))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        with map_transport_errors():
-            async with self.conn.client.stream(
-                "POST", self._url, json=build_body(request, stream=True), headers=self._headers(),
-                timeout=self.conn.timeout,
-            ) as response:
-                if self.conn.on_response:
-                    self.conn.on_response(response)
-                await raise_for_status(response)
-                async for event in self._events(response):
-                    yield event
+        async with open_stream(self.conn, self._url, build_body(request, stream=True), self._headers()) as response:
+            async for event in self._events(response):
+                yield event
 
     async def _events(self, response: httpx.Response) -> AsyncIterator[StreamEvent]:
         tool_of: dict[int, int] = {}
