@@ -71,10 +71,13 @@ class Builder:
                                  help="print what the server answered, as JSON")
 
     def command(self, sub, name: str, handler: Handler | None, summary: str, examples: list[str],
-                aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+                aliases: tuple[str, ...] = (), args: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+        """``args``: the command's plain positional arguments (an alias, a name), first in its usage."""
         epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
         parser = sub.add_parser(name, help=summary, description=summary, epilog=epilog, aliases=list(aliases),
                                 parents=[self.common], formatter_class=RAW)
+        for arg in args:
+            parser.add_argument(arg)
         if handler is not None:
             parser.set_defaults(handler=handler)
         return parser
@@ -173,13 +176,12 @@ def add_models(b: Builder, sub) -> None:
     reg.add_argument("--role", help="general (default), code, light, image, vision or decision")
     reg.add_argument("--ad-hoc", action="store_true", help="never seated on its own (explorers skip it)")
     retire = b.command(msub, "retire", cmd_models.model_retire, "stop seating a model; its record stays", [
-        'bench model retire mercury --reason "confidently wrong on reviews"', "bench model retire mercury --yes"])
-    retire.add_argument("alias")
+        'bench model retire mercury --reason "confidently wrong on reviews"', "bench model retire mercury --yes"],
+        args=("alias",))
     retire.add_argument("--reason", default="retired by hand", help="why (kept with the record)")
     yes_flag(retire)
-    restore = b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
-                        ["bench model restore mercury"])
-    restore.add_argument("alias")
+    b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
+              ["bench model restore mercury"], args=("alias",))
     add_model_changes(b, msub)
 
 
@@ -187,8 +189,8 @@ def add_model_changes(b: Builder, msub) -> None:
     onoff = ("on", "off", "unknown")
     change = b.command(msub, "set", cmd_models.model_set, "change what is known about a model", [
         "bench model set mercury --role code", "bench model set lark --vision on --tools off",
-        "bench model set mole --context 32000 --max-output 4096", "bench model set mole --ad-hoc on"])
-    change.add_argument("alias")
+        "bench model set mole --context 32000 --max-output 4096", "bench model set mole --ad-hoc on"],
+        args=("alias",))
     change.add_argument("--role", help="general, code, light, image, vision or decision")
     change.add_argument("--vision", choices=onoff, help="reads images")
     change.add_argument("--tools", choices=onoff, help="calls tools")
@@ -196,12 +198,11 @@ def add_model_changes(b: Builder, msub) -> None:
     change.add_argument("--max-output", metavar="TOKENS", help="output limit (or 'unknown')")
     change.add_argument("--ad-hoc", choices=("on", "off"), help="ad hoc: only seated when asked for")
     role = b.command(msub, "role", cmd_models.model_set, "set a model's role",
-                     ["bench model role lark vision", "bench model role mercury code"])
-    role.add_argument("alias")
+                     ["bench model role lark vision", "bench model role mercury code"], args=("alias",))
     role.add_argument("role", help="general, code, light, image, vision or decision")
     adhoc = b.command(msub, "ad-hoc", cmd_models.model_set, "mark a model ad hoc (or not)",
-                      ["bench model ad-hoc pricey-model on", "bench model ad-hoc pricey-model off"])
-    adhoc.add_argument("alias")
+                      ["bench model ad-hoc pricey-model on", "bench model ad-hoc pricey-model off"],
+                      args=("alias",))
     adhoc.add_argument("ad_hoc", choices=("on", "off"))
 
 
@@ -227,16 +228,15 @@ def add_endpoints(b: Builder, sub) -> None:
     keys.add_argument("--no-key", action="store_true", help="do not ask for a key (local endpoints)")
     refuse_key_argument(add)
     key = b.command(esub, "key", cmd_models.endpoint_key, "replace an endpoint's key (asked hidden, or stdin)", [
-        "bench endpoint key openrouter", "pass show openrouter | bench endpoint key openrouter --key-stdin"])
-    key.add_argument("name")
+        "bench endpoint key openrouter", "pass show openrouter | bench endpoint key openrouter --key-stdin"],
+        args=("name",))
     key.add_argument("--key-stdin", action="store_true", help="read the key from stdin")
     refuse_key_argument(key)
-    test = b.command(esub, "test", cmd_models.endpoint_test, "call the endpoint's model listing with its key",
-                     ["bench endpoint test openrouter"])
-    test.add_argument("name")
+    b.command(esub, "test", cmd_models.endpoint_test, "call the endpoint's model listing with its key",
+              ["bench endpoint test openrouter"], args=("name",))
     rm = b.command(esub, "remove", cmd_models.endpoint_remove, "remove an endpoint (asks first)", [
-        "bench endpoint remove old-hub", "bench endpoint remove old-hub --with-models --yes"], aliases=("rm",))
-    rm.add_argument("name")
+        "bench endpoint remove old-hub", "bench endpoint remove old-hub --with-models --yes"],
+        aliases=("rm",), args=("name",))
     rm.add_argument("--with-models", action="store_true", help="retire the models it serves, too")
     yes_flag(rm)
 
@@ -245,13 +245,13 @@ def add_admin(b: Builder, sub) -> None:
     _, csub = b.group(sub, "collection", "show, save or delete a collection", [
         'bench collection save reviewers --members a,b,c --description "adversarial review"',
         "bench collection save reviewers --add d --remove a", "bench collection delete reviewers"])
-    show = b.command(csub, "show", cmd_bench.collection_show, "one collection in full", ["bench collection show core"])
-    show.add_argument("name")
+    b.command(csub, "show", cmd_bench.collection_show, "one collection in full", ["bench collection show core"],
+              args=("name",))
     save = b.command(csub, "save", cmd_bench.collection_save, "create a collection, or change what is given", [
         'bench collection save reviewers --members a,b,c --description "adversarial review"',
         "bench collection save reviewers --add d --remove a",
-        "bench collection save designers --members x,y --shape design --reply merged --tags design,docs"])
-    save.add_argument("name")
+        "bench collection save designers --members x,y --shape design --reply merged --tags design,docs"],
+        args=("name",))
     save.add_argument("--members", metavar="A,B,C", help="the members, replacing the list")
     save.add_argument("--add", metavar="A,B", help="add members")
     save.add_argument("--remove", metavar="A,B", help="remove members")
@@ -261,8 +261,8 @@ def add_admin(b: Builder, sub) -> None:
     save.add_argument("--reply", choices=("all", "merged", "route"), help="how it answers by default")
     save.add_argument("--merger", metavar="ALIAS", help="who writes merged replies (default: by record)")
     delete = b.command(csub, "delete", cmd_bench.collection_delete, "delete a collection (asks first)",
-                       ["bench collection delete reviewers", "bench collection rm reviewers --yes"], aliases=("rm",))
-    delete.add_argument("name")
+                       ["bench collection delete reviewers", "bench collection rm reviewers --yes"], aliases=("rm",),
+                       args=("name",))
     yes_flag(delete)
 
     settings = b.command(sub, "settings", cmd_bench.settings, "show or change the gateway settings", [
@@ -281,13 +281,12 @@ def add_keys(b: Builder, sub) -> None:
         "bench key create my-app --collections core --rpm 30", "bench key revoke my-app"])
     b.command(ksub, "list", cmd_bench.key_list, "gateway keys: names and hints", ["bench key list"])
     create = b.command(ksub, "create", cmd_bench.key_create, "make a gateway key; it is printed once, on stdout", [
-        "bench key create my-app", "bench key create ci --collections core,reviewers --rpm 30 > ci.key"])
-    create.add_argument("name")
+        "bench key create my-app", "bench key create ci --collections core,reviewers --rpm 30 > ci.key"],
+        args=("name",))
     create.add_argument("--collections", metavar="A,B", help="only these collections (default: all)")
     create.add_argument("--rpm", type=int, help="requests a minute allowed")
     revoke = b.command(ksub, "revoke", cmd_bench.key_revoke, "revoke a gateway key (asks first)",
-                       ["bench key revoke my-app", "bench key revoke my-app --yes"])
-    revoke.add_argument("name")
+                       ["bench key revoke my-app", "bench key revoke my-app --yes"], args=("name",))
     yes_flag(revoke)
 
 

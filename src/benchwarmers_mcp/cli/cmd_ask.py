@@ -18,8 +18,8 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.cli.console import Progress, note, read_piped_stdin
-from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps
+from benchwarmers_mcp.cli.console import Progress, note, read_piped_stdin, show_json
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps, given
 from benchwarmers_mcp.cli.tables import table
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -191,16 +191,9 @@ def _exit_for(bench: dict[str, Any]) -> int:
 
 
 async def verdict(args: argparse.Namespace, remote: Remote) -> int:
-    body: dict[str, Any] = {"call": args.call, "useful": args.useful}
-    if args.note:
-        body["note"] = args.note
-    if args.real:
-        body["real"] = args.real
-    if args.false:
-        body["false"] = args.false
+    body = {"call": args.call, "useful": args.useful, **given(note=args.note, real=args.real, false=args.false)}
     reply = await remote.post("/bench/verdict", body)
-    if args.json:
-        print(dumps(reply))
+    if show_json(args, reply):
         return 0
     judged = "useful" if args.useful else "not useful"
     if reply.get("written", True):

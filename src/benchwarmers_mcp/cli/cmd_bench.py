@@ -7,15 +7,9 @@ import sys
 from typing import Any
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli.console import confirm, note
-from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps
+from benchwarmers_mcp.cli.console import confirm, note, show_json
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError
 from benchwarmers_mcp.cli.tables import ago, table, when
-
-
-def show_json(args: argparse.Namespace, reply: Any) -> bool:
-    if args.json:
-        print(dumps(reply))
-    return args.json
 
 
 def csv(value: str | None) -> list[str] | None:

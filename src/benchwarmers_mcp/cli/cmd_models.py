@@ -6,16 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from benchwarmers_mcp.cli.console import confirm, note, read_key
-from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps
+from benchwarmers_mcp.cli.console import confirm, note, read_key, show_json
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, given
 from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
-
-
-def show_json(args: argparse.Namespace, reply: Any) -> bool:
-    if args.json:
-        print(dumps(reply))
-    return args.json
-
 
 # ---- endpoints -----------------------------------------------------------------------------
 
@@ -32,9 +25,7 @@ async def endpoint_list(args: argparse.Namespace, remote: Remote) -> int:
 
 
 async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
-    body: dict[str, Any] = {"name": args.name, "base": args.base, "api": args.api, "kind": args.kind}
-    if args.key_name:
-        body["key_name"] = args.key_name
+    body = {"name": args.name, "base": args.base, "api": args.api, "kind": args.kind, **given(key_name=args.key_name)}
     key = await read_key(args.name, from_stdin=args.key_stdin, skip=args.no_key or args.api == "simulated")
     if key is not None:
         body["key"] = key
@@ -127,13 +118,8 @@ async def models(args: argparse.Namespace, remote: Remote) -> int:
 
 
 async def model_register(args: argparse.Namespace, remote: Remote) -> int:
-    body: dict[str, Any] = {"served": args.served, "endpoint": args.endpoint}
-    if args.alias:
-        body["alias"] = args.alias
-    if args.role:
-        body["role"] = args.role
-    if args.ad_hoc:
-        body["ad_hoc"] = True
+    body = {"served": args.served, "endpoint": args.endpoint,
+            **given(alias=args.alias, role=args.role, ad_hoc=args.ad_hoc)}
     reply = await remote.post("/api/model/register", body)
     if show_json(args, reply):
         return 0

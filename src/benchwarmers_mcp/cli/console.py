@@ -8,20 +8,28 @@ needs stderr to be one.
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 import anyio
 
-from benchwarmers_mcp.cli.remote import CliError, UsageError
+from benchwarmers_mcp.cli.remote import CliError, UsageError, dumps
 
 SPINNER = "|/-\\"
 
 
 def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def show_json(args: argparse.Namespace, reply: Any) -> bool:
+    """With ``--json``, the server's reply as it came, and the command has nothing more to print."""
+    if args.json:
+        print(dumps(reply))
+    return args.json
 
 
 def stdin_is_terminal() -> bool:

@@ -167,5 +167,10 @@ class Remote:
         return text
 
 
+def given(**fields: Any) -> dict[str, Any]:
+    """The optional request fields a command was given; a flag left out (None, False, empty) is not sent."""
+    return {name: value for name, value in fields.items() if value}
+
+
 def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
