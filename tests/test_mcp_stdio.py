@@ -7,34 +7,25 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
 from benchwarmers_mcp.mcp_stdio import Remote
-from benchwarmers_mcp.settings import Settings
+from tests import test_mcp_http
 from tests.servers import free_port
-from tests.test_mcp_http import TOOLS, Seen, assert_panel, benchwarmers_script, seed_bench, summary_of
+from tests.test_mcp_http import TOOLS, Seen, assert_panel, benchwarmers_script, summary_of
 
 pytestmark = pytest.mark.anyio
+
+# The /mcp tests' own fixtures: keep-alives every 0.5 s, and a seeded bench behind a real gateway.
+settings, base = test_mcp_http.settings, test_mcp_http.base
 
 
 def stdio(url: str, **env: str) -> StdioServerParameters:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWARMERS_", "BENCH_"))}
     return StdioServerParameters(command=benchwarmers_script(), args=["mcp"],
                                  env={**clean, "BENCHWARMERS_URL": url, **env})
-
-
-@pytest.fixture
-def settings(home: Path) -> Settings:
-    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.5)
-
-
-@pytest.fixture
-def base(home: Path, request: pytest.FixtureRequest) -> str:
-    seed_bench(home)
-    return request.getfixturevalue("gateway")
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
