@@ -11,18 +11,9 @@ import pytest
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import GatewaySettings
+from tests import test_dialect_kit as kit
 from tests.seed import seed
-from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
-    MEMBERS,
-    MID_STREAM,
-    PDF,
-    PNG,
-    QUESTION,
-    assert_every_seat,
-    breaks_mid_stream,
-    panel,
-    settings,
-)
+from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
@@ -34,16 +25,17 @@ def sdk(gateway):
 
 
 def ask(**extra):
-    return {"model": "bench/core", "max_tokens": 512, "messages": [{"role": "user", "content": QUESTION}], **extra}
+    return {"model": "bench/core", "max_tokens": 512, "messages": [{"role": "user", "content": kit.QUESTION}],
+            **extra}
 
 
 def test_whole_reply_reads_every_seat(sdk):
     reply = sdk.messages.create(**ask(system="Be brief."))
     assert reply.model == "bench/core" and reply.stop_reason == "end_turn"
     text = reply.content[0].text
-    assert_every_seat(text)
+    kit.assert_every_seat(text)
     bench = reply.model_extra["bench"]
-    assert [s["alias"] for s in bench["seats"]] == list(MEMBERS)
+    assert [s["alias"] for s in bench["seats"]] == list(kit.MEMBERS)
     assert all(f"`{s['call']}`" in text for s in bench["seats"])
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
@@ -52,12 +44,12 @@ def test_stream_helper_reads_every_seat_and_bench(sdk):
     with sdk.messages.stream(**ask(system=[{"type": "text", "text": "Be brief."}])) as stream:
         events = list(stream)
         final = stream.get_final_message()
-    assert_every_seat(final.content[0].text)
+    kit.assert_every_seat(final.content[0].text)
     kinds = [e.type for e in events]
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     delta = next(e for e in events if e.type == "message_delta")
     assert delta.usage.output_tokens > 0
-    assert {s["alias"] for s in delta.model_extra["bench"]["seats"]} == set(MEMBERS)
+    assert {s["alias"] for s in delta.model_extra["bench"]["seats"]} == set(kit.MEMBERS)
 
 
 def test_raw_stream_has_event_lines_and_ping_keepalives(gateway):
@@ -75,16 +67,16 @@ def test_old_style_x_api_key_client_and_old_version(gateway):
                              default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
                                               "anthropic-version": "2023-06-01"}) as old:
         reply = old.messages.create(**ask())
-    assert_every_seat(reply.content[0].text)
+    kit.assert_every_seat(reply.content[0].text)
 
 
 def test_images_as_base64_and_url_reach_seats_that_can_see(sdk):
-    content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+    content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": kit.PNG}},
                {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
                {"type": "text", "text": "What is in these?"}]
     reply = sdk.messages.create(model="bench/eyes", max_tokens=100,
                                             messages=[{"role": "user", "content": content}])
-    assert_every_seat(reply.content[0].text, ("owl", "hawk"))
+    kit.assert_every_seat(reply.content[0].text, ("owl", "hawk"))
 
 
 async def _no_explorers(home) -> None:
@@ -123,7 +115,8 @@ REFUSALS = [
     (dict(tools=[{"type": "web_search_20250305", "name": "web_search"}]), anthropic.BadRequestError,
      "hosted tool"),
     (dict(messages=[{"role": "user", "content": [
-        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}}]}]),
+        {"type": "document",
+         "source": {"type": "base64", "media_type": "application/pdf", "data": kit.PDF}}]}]),
      anthropic.BadRequestError, "document"),
     (dict(messages=[{"role": "user", "content": [
         {"type": "image", "source": {"type": "file", "file_id": "file_123"}}]}]),
@@ -151,7 +144,7 @@ def test_mid_stream_failure_raises_in_the_stream(sdk):
         with sdk.messages.stream(**ask()) as stream:
             for _ in stream:
                 pass
-    assert MID_STREAM in str(caught.value.body)
+    assert kit.MID_STREAM in str(caught.value.body)
 
 
 def test_unknown_route_under_messages_is_anthropic_shaped(gateway):

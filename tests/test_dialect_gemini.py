@@ -10,16 +10,8 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
-    MEMBERS,
-    MID_STREAM,
-    PNG,
-    QUESTION,
-    assert_every_seat,
-    breaks_mid_stream,
-    panel,
-    settings,
-)
+from tests import test_dialect_kit as kit
+from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
@@ -37,19 +29,20 @@ def seats_of(response) -> list[dict]:
 
 def test_whole_reply_reads_every_seat_and_the_headers_name_the_calls(gclient):
     reply = gclient.models.generate_content(
-        model="bench/core", contents=QUESTION, config=types.GenerateContentConfig(system_instruction="Be brief."))
-    assert_every_seat(reply.text)
+        model="bench/core", contents=kit.QUESTION,
+        config=types.GenerateContentConfig(system_instruction="Be brief."))
+    kit.assert_every_seat(reply.text)
     headers = reply.sdk_http_response.headers
     seats = seats_of(reply)
-    assert [s["alias"] for s in seats] == list(MEMBERS)
+    assert [s["alias"] for s in seats] == list(kit.MEMBERS)
     assert all(s["call"].startswith(headers["x-bench-panel"] + ".") and s["status"] == "ok" for s in seats)
     assert reply.usage_metadata.prompt_token_count > 0 and reply.usage_metadata.candidates_token_count > 0
     assert reply.candidates[0].finish_reason == types.FinishReason.STOP
 
 
 def test_stream_reads_every_seat(gclient):
-    chunks = list(gclient.models.generate_content_stream(model="bench/core", contents=QUESTION))
-    assert_every_seat("".join(c.text or "" for c in chunks))
+    chunks = list(gclient.models.generate_content_stream(model="bench/core", contents=kit.QUESTION))
+    kit.assert_every_seat("".join(c.text or "" for c in chunks))
     assert any(c.text == "" for c in chunks), "keep-alives are chunks with empty text"
     assert chunks[-1].usage_metadata.total_token_count > 0
 
@@ -57,35 +50,35 @@ def test_stream_reads_every_seat(gclient):
 def test_v1beta_and_model_prefix_and_reply_suffix(gateway):
     client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway, api_version="v1beta"))
     try:
-        reply = client.models.generate_content(model="models/bench/core:all", contents=QUESTION)
+        reply = client.models.generate_content(model="models/bench/core:all", contents=kit.QUESTION)
     finally:
         client.close()
-    assert_every_seat(reply.text)
+    kit.assert_every_seat(reply.text)
 
 
 def test_inline_and_file_url_images_reach_seats_that_can_see(gateway):
     body = {"contents": [{"role": "user", "parts": [
-        {"inline_data": {"mime_type": "image/png", "data": PNG}},
+        {"inline_data": {"mime_type": "image/png", "data": kit.PNG}},
         {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/cat.jpg"}},
         {"text": "What is in these?"}]}], "generation_config": {"max_output_tokens": 50}}
     r = httpx.post(gateway + "/v1beta/models/bench/eyes:generateContent?key=unused", json=body, timeout=30)
     assert r.status_code == 200
-    assert_every_seat(r.json()["candidates"][0]["content"]["parts"][0]["text"], ("owl", "hawk"))
+    kit.assert_every_seat(r.json()["candidates"][0]["content"]["parts"][0]["text"], ("owl", "hawk"))
 
 
 def test_without_alt_sse_the_stream_is_one_json_array(gateway):
     r = httpx.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
-                   json={"contents": [{"parts": [{"text": QUESTION}]}]}, timeout=30)
+                   json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30)
     assert r.status_code == 200 and r.headers["x-bench-panel"]
     chunks = r.json()
     assert isinstance(chunks, list)
-    assert_every_seat("".join(c["candidates"][0]["content"]["parts"][0]["text"] for c in chunks))
+    kit.assert_every_seat("".join(c["candidates"][0]["content"]["parts"][0]["text"] for c in chunks))
     assert [s["status"] for s in json.loads(r.headers["x-bench-seats"])] == ["pending"] * 3
 
 
 def test_sse_stream_is_bare_data_lines(gateway):
     with httpx.stream("POST", gateway + "/v1/models/bench/core:streamGenerateContent?alt=sse",
-                      json={"contents": [{"parts": [{"text": QUESTION}]}]}, timeout=30) as r:
+                      json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30) as r:
         body = r.read().decode()
     frames = [f for f in body.split("\n\n") if f]
     assert all(f.startswith("data: {") and "\n" not in f for f in frames)
@@ -127,7 +120,7 @@ REFUSALS = [
 @pytest.mark.parametrize(("change", "code", "words"), REFUSALS)
 def test_refusals_raise_client_errors_with_the_gateway_message(gclient, change, code, words):
     with pytest.raises(errors.ClientError) as caught:
-        gclient.models.generate_content(**{"model": "bench/core", "contents": QUESTION, **change})
+        gclient.models.generate_content(**{"model": "bench/core", "contents": kit.QUESTION, **change})
     assert caught.value.code == code and words in caught.value.message
 
 
@@ -139,13 +132,13 @@ def test_unknown_method_is_not_found_in_gemini_shape(gateway):
 @pytest.mark.usefixtures("breaks_mid_stream")
 def test_mid_stream_failure_raises_server_error(gclient):
     with pytest.raises(errors.APIError) as caught:
-        for _ in gclient.models.generate_content_stream(model="bench/core", contents=QUESTION):
+        for _ in gclient.models.generate_content_stream(model="bench/core", contents=kit.QUESTION):
             pass
-    assert MID_STREAM in caught.value.message and caught.value.code == 502
+    assert kit.MID_STREAM in caught.value.message and caught.value.code == 502
 
 
 @pytest.mark.usefixtures("breaks_mid_stream")
 def test_mid_stream_failure_is_the_last_array_element(gateway):
     r = httpx.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
-                   json={"contents": [{"parts": [{"text": QUESTION}]}]}, timeout=30)
-    assert r.json()[-1] == {"error": {"code": 502, "message": MID_STREAM, "status": "UNAVAILABLE"}}
+                   json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30)
+    assert r.json()[-1] == {"error": {"code": 502, "message": kit.MID_STREAM, "status": "UNAVAILABLE"}}

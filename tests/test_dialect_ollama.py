@@ -10,22 +10,12 @@ import ollama
 import pytest
 
 from benchwarmers_mcp.gateway import panel_view
-from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
-    JPEG,
-    MEMBERS,
-    MID_STREAM,
-    PDF,
-    PNG,
-    QUESTION,
-    assert_every_seat,
-    breaks_mid_stream,
-    panel,
-    settings,
-)
+from tests import test_dialect_kit as kit
+from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
-CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": QUESTION}]
+CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": kit.QUESTION}]
 
 
 @pytest.fixture
@@ -36,35 +26,36 @@ def client(gateway):
 
 def test_chat_whole_reads_every_seat(client):
     reply = client.chat(model="bench/core", messages=CHAT, stream=False, options={"temperature": 0.2})
-    assert_every_seat(reply.message.content)
+    kit.assert_every_seat(reply.message.content)
     assert reply.done and reply.done_reason == "stop" and reply.model == "bench/core"
     assert reply.prompt_eval_count > 0 and reply.eval_count > 0 and reply.total_duration > 0
 
 
 def test_chat_streamed_by_default_ends_with_bench(client, gateway):
     parts = list(client.chat(model="bench/core:latest", messages=CHAT, stream=True))
-    assert_every_seat("".join(p.message.content for p in parts))
+    kit.assert_every_seat("".join(p.message.content for p in parts))
     assert parts[-1].done and all(not p.done for p in parts[:-1])
     raw = httpx.post(gateway + "/api/chat", json={"model": "bench/core", "messages": CHAT}, timeout=30)
     lines = raw.text.split("\n")
     assert lines[-1] == "" and "" not in lines[:-1], "NDJSON without blank lines"
     done = json.loads(lines[-2])
-    assert done["done"] and [s["alias"] for s in done["bench"]["seats"]] == list(MEMBERS)
+    assert done["done"] and [s["alias"] for s in done["bench"]["seats"]] == list(kit.MEMBERS)
     assert any(json.loads(line)["message"]["content"] == "" for line in lines[:-2]), "keep-alive lines"
 
 
 def test_generate_whole_and_streamed(client):
-    whole = client.generate(model="bench/core", prompt=QUESTION, system="Be brief.")
-    assert_every_seat(whole.response)
-    streamed = list(client.generate(model="bench/core", prompt=QUESTION, stream=True))
-    assert_every_seat("".join(p.response for p in streamed))
+    whole = client.generate(model="bench/core", prompt=kit.QUESTION, system="Be brief.")
+    kit.assert_every_seat(whole.response)
+    streamed = list(client.generate(model="bench/core", prompt=kit.QUESTION, stream=True))
+    kit.assert_every_seat("".join(p.response for p in streamed))
     assert streamed[-1].done and streamed[-1].done_reason == "stop"
 
 
 def test_images_are_sniffed_and_reach_seats_that_can_see(client):
     reply = client.chat(model="bench/eyes", stream=False,
-                        messages=[{"role": "user", "content": "What are these?", "images": [PNG, JPEG]}])
-    assert_every_seat(reply.message.content, ("owl", "hawk"))
+                        messages=[{"role": "user", "content": "What are these?",
+                                   "images": [kit.PNG, kit.JPEG]}])
+    kit.assert_every_seat(reply.message.content, ("owl", "hawk"))
 
 
 def test_list_show_ps_version(client, gateway):
@@ -88,7 +79,7 @@ REFUSALS = [
                                     "tool_calls": [{"function": {"name": "grep", "arguments": {"q": "x"}}}]},
                             {"role": "tool", "content": "found", "tool_name": "grep"}]), 400, "route mode"),
     ("generate", dict(prompt="go on", context=[1, 2, 3]), 400, "context"),
-    ("generate", dict(prompt="what is it", images=[PDF]), 400, "not a PNG"),
+    ("generate", dict(prompt="what is it", images=[kit.PDF]), 400, "not a PNG"),
     ("chat", dict(model="bench/nowhere", messages=CHAT), 404, "nowhere"),
 ]
 
@@ -111,7 +102,7 @@ def test_mid_stream_failure_is_an_error_line(client):
     with pytest.raises(ollama.ResponseError) as caught:
         for _ in client.chat(model="bench/core", messages=CHAT, stream=True):
             pass
-    assert caught.value.status_code == -1 and MID_STREAM in caught.value.error
+    assert caught.value.status_code == -1 and kit.MID_STREAM in caught.value.error
 
 
 def test_an_unexpected_failure_mid_stream_is_reported_not_dropped(client, monkeypatch):
@@ -120,7 +111,7 @@ def test_an_unexpected_failure_mid_stream_is_reported_not_dropped(client, monkey
 
     monkeypatch.setattr(panel_view, "footer", footer)
     with pytest.raises(ollama.ResponseError) as caught:
-        for _ in client.generate(model="bench/core", prompt=QUESTION, stream=True):
+        for _ in client.generate(model="bench/core", prompt=kit.QUESTION, stream=True):
             pass
     assert "internal error" in caught.value.error and "a bug" not in caught.value.error
 

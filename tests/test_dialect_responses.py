@@ -7,16 +7,8 @@ import httpx
 import openai
 import pytest
 
-from tests.test_dialect_kit import (  # noqa: F401  (fixtures)
-    MEMBERS,
-    MID_STREAM,
-    PNG,
-    QUESTION,
-    assert_every_seat,
-    breaks_mid_stream,
-    panel,
-    settings,
-)
+from tests import test_dialect_kit as kit
+from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
@@ -28,20 +20,20 @@ def sdk(gateway):
 
 
 def test_responses_whole_reply_reads_every_seat(sdk):
-    reply = sdk.responses.create(model="bench/core", instructions="Be brief.", input=QUESTION)
-    assert_every_seat(reply.output_text)
+    reply = sdk.responses.create(model="bench/core", instructions="Be brief.", input=kit.QUESTION)
+    kit.assert_every_seat(reply.output_text)
     assert reply.status == "completed" and reply.store is False and reply.model == "bench/core"
     bench = reply.model_extra["bench"]
-    assert [s["alias"] for s in bench["seats"]] == list(MEMBERS)
+    assert [s["alias"] for s in bench["seats"]] == list(kit.MEMBERS)
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
 
 
 def test_responses_stream_helper_reads_every_seat_and_bench(sdk):
-    items = [{"role": "user", "content": [{"type": "input_text", "text": QUESTION}]}]
+    items = [{"role": "user", "content": [{"type": "input_text", "text": kit.QUESTION}]}]
     with sdk.responses.stream(model="bench/core", input=items) as stream:
         events = list(stream)
         final = stream.get_final_response()
-    assert_every_seat(final.output_text)
+    kit.assert_every_seat(final.output_text)
     assert final.model_extra["bench"]["panel"] in final.output_text
     numbers = [e.sequence_number for e in events]
     assert numbers == list(range(len(numbers)))
@@ -49,9 +41,10 @@ def test_responses_stream_helper_reads_every_seat_and_bench(sdk):
 
 
 def test_responses_merged_reply_whole_and_streamed(sdk):
-    whole = sdk.responses.create(model="bench/core:merged", input=QUESTION)
+    whole = sdk.responses.create(model="bench/core:merged", input=kit.QUESTION)
     assert "Merged by " in whole.output_text and whole.model_extra["bench"]["reply"] == "merged"
-    with sdk.responses.stream(model="bench/core", input=QUESTION, extra_body={"bench": {"reply": "merged"}}) as stream:
+    with sdk.responses.stream(model="bench/core", input=kit.QUESTION,
+                              extra_body={"bench": {"reply": "merged"}}) as stream:
         deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
         final = stream.get_final_response()
     assert len(deltas) == 1, "merged mode sends one piece once the merge is done"
@@ -59,10 +52,10 @@ def test_responses_merged_reply_whole_and_streamed(sdk):
 
 
 def test_responses_image_reaches_seats_that_can_see(sdk):
-    items = [{"role": "user", "content": [{"type": "input_text", "text": "What is this?"},
-                                          {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}]
+    image = {"type": "input_image", "image_url": f"data:image/png;base64,{kit.PNG}"}
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "What is this?"}, image]}]
     reply = sdk.responses.create(model="bench/eyes", input=items)
-    assert_every_seat(reply.output_text, ("owl", "hawk"))
+    kit.assert_every_seat(reply.output_text, ("owl", "hawk"))
 
 
 def test_responses_raw_stream_keeps_alive_with_comments(gateway):
@@ -106,16 +99,16 @@ def test_responses_unknown_collection_is_not_found(sdk):
 def test_responses_mid_stream_failure_is_an_error_event_then_failed(sdk):
     events = list(sdk.responses.create(model="bench/core", input="hi", stream=True))
     error, failed = events[-2], events[-1]
-    assert error.type == "error" and MID_STREAM in error.message
-    assert failed.type == "response.failed" and failed.response.error.message == MID_STREAM
+    assert error.type == "error" and kit.MID_STREAM in error.message
+    assert failed.type == "response.failed" and failed.response.error.message == kit.MID_STREAM
 
 
 def test_completions_whole_and_streamed(sdk):
-    whole = sdk.completions.create(model="bench/core", prompt=QUESTION)
-    assert_every_seat(whole.choices[0].text)
+    whole = sdk.completions.create(model="bench/core", prompt=kit.QUESTION)
+    kit.assert_every_seat(whole.choices[0].text)
     assert whole.object == "text_completion" and whole.model_extra["bench"]["collection"] == "bench/core"
-    chunks = list(sdk.completions.create(model="bench/core", prompt=[QUESTION], stream=True))
-    assert_every_seat("".join(c.choices[0].text for c in chunks))
+    chunks = list(sdk.completions.create(model="bench/core", prompt=[kit.QUESTION], stream=True))
+    kit.assert_every_seat("".join(c.choices[0].text for c in chunks))
     assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].model_extra["bench"]
 
 
@@ -140,7 +133,7 @@ def test_completions_mid_stream_failure_raises_api_error(sdk):
     with pytest.raises(openai.APIError) as caught:
         for _ in sdk.completions.create(model="bench/core", prompt="hi", stream=True):
             pass
-    assert MID_STREAM in caught.value.message
+    assert kit.MID_STREAM in caught.value.message
 
 
 def test_gateway_errors_tell_the_sdk_not_to_retry(gateway):
