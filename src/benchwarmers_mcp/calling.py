@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
@@ -141,15 +141,15 @@ class ModelCaller:
             return AuthOrBilling(error.message, upstream_status=error.upstream_status)
         return error
 
-    async def complete(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-                       info: CallInfo = CallInfo()) -> Answer:
-        call = await self._open(model, request, timeout, info)
-        answer: Answer | None = None
+    @asynccontextmanager
+    async def _bounded(self, call: _Call, timeout: float,
+                       answer_of: Callable[[], Answer | None]) -> AsyncIterator[None]:
+        """Bound the call by its deadline, report what escapes it in our terms, and settle it
+        whatever happens (shielded): the one ending both ``complete`` and ``stream`` share."""
         error: BaseException | None = None
         try:
             with anyio.fail_after(call.remaining()):
-                answer = await self._send(call, self.request_for(model, request), lambda p, r: p.complete(r))
-            return answer
+                yield
         except TimeoutError as e:
             error = UpstreamTimeout(f"no answer in {timeout:g} s")
             raise error from e
@@ -166,37 +166,26 @@ class ModelCaller:
             raise
         finally:
             with anyio.CancelScope(shield=True):
-                await self._settle(call, answer, error)
+                await self._settle(call, answer_of(), error)
+
+    async def complete(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
+                       info: CallInfo = CallInfo()) -> Answer:
+        call = await self._open(model, request, timeout, info)
+        answer: Answer | None = None
+        async with self._bounded(call, timeout, lambda: answer):
+            answer = await self._send(call, self.request_for(model, request), lambda p, r: p.complete(r))
+            return answer
 
     async def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                      info: CallInfo = CallInfo()) -> AsyncIterator[StreamEvent]:
         """Stream one call, bounded by ``timeout``; retried only before its first event."""
         call = await self._open(model, request, timeout, info)
         builder = AnswerBuilder()
-        error: BaseException | None = None
-        try:
-            with anyio.fail_after(call.remaining()):
-                async with aclosing(self._stream_attempts(call, self.request_for(model, request))) as events:
-                    async for event in events:
-                        builder.add(event)
-                        yield event
-        except TimeoutError as e:
-            error = UpstreamTimeout(f"no answer in {timeout:g} s")
-            raise error from e
-        except ProviderError as e:
-            error = self._classified(call, e)
-            if error is e:
-                raise
-            raise error from e
-        except LookupError as e:
-            error = UpstreamFailure(str(e))
-            raise error from e
-        except BaseException as e:
-            error = e
-            raise
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self._settle(call, builder.answer(), error)
+        async with self._bounded(call, timeout, builder.answer):
+            async with aclosing(self._stream_attempts(call, self.request_for(model, request))) as events:
+                async for event in events:
+                    builder.add(event)
+                    yield event
 
     async def _stream_attempts(self, call: _Call, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         while True:
