@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.cli.console import Progress, note, read_piped_stdin, show_json
+from benchwarmers_mcp.cli.console import Progress, note, read_piped_stdin, server_note, show_json
 from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps, given
 from benchwarmers_mcp.cli.tables import table
 
@@ -173,8 +173,7 @@ def seats_table(bench: dict[str, Any]) -> None:
     sys.stdout.flush()
     note("")
     table(("call", "seat", "model", "status", "seconds"), rows, sys.stderr)
-    if bench.get("note"):
-        note(f"note: {bench['note']}")
+    server_note(bench)
     for skipped in bench.get("skipped") or ():
         note(f"not asked: {skipped.get('alias')} ({skipped.get('why')})")
     if any(s.get("status") in ("ok", "empty") for s in seats):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from benchwarmers_mcp.cli.console import confirm, note, read_key, show_json
+from benchwarmers_mcp.cli.console import confirm, note, read_key, server_note, show_json
 from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, given
 from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
 
@@ -37,8 +37,7 @@ async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
     print(f"{verb} endpoint {e['name']} ({e['api']}, {e['kind']}) at {e['base_url']}")
     if reply.get("key_saved"):
         note(f"its key is in the server's key store as {e['key_name']!r} (never in the data folder)")
-    if reply.get("note"):
-        note(f"note: {reply['note']}")
+    server_note(reply)
     note(f"next: bench endpoint test {e['name']}; bench candidates --endpoint {e['name']} --new")
     return 0
 
@@ -51,8 +50,7 @@ async def endpoint_key(args: argparse.Namespace, remote: Remote) -> int:
     if show_json(args, reply):
         return 0
     print(f"key saved for {args.name} in the server's key store")
-    if reply.get("note"):
-        note(f"note: {reply['note']}")
+    server_note(reply)
     return 0
 
 

@@ -25,6 +25,12 @@ def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def server_note(reply: dict[str, Any]) -> None:
+    """The note a server reply carries (a warning it wants a person to read), when it has one."""
+    if reply.get("note"):
+        note(f"note: {reply['note']}")
+
+
 def show_json(args: argparse.Namespace, reply: Any) -> bool:
     """With ``--json``, the server's reply as it came, and the command has nothing more to print."""
     if args.json:
