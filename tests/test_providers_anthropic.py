@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
-import httpx
 import pytest
 
 from benchwarmers_mcp.errors import AuthOrBilling, ModelGone, RateLimited, UpstreamFailure
 from benchwarmers_mcp.messages import (
-    Answer,
-    AnswerBuilder,
     Image,
     Message,
     ModelRequest,
@@ -22,12 +18,13 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     user,
 )
-from benchwarmers_mcp.providers import Connection, make_provider
+from tests import provider_kit as kit
 from tests.fakes.anthropic_upstream import FakeAnthropic
 from tests.fakes.native import Reply
-from tests.servers import serve_in_thread
+from tests.provider_kit import answer_of, connect, raised, streamed, until_error
 
 pytestmark = pytest.mark.anyio
+base, client = kit.base, kit.client  # the kit's fixtures
 KEY = "sk-ant-test-key"
 WEATHER = Tool("get_weather", "Get weather", {"type": "object", "properties": {"city": {"type": "string"}},
                                                 "required": ["city"]})
@@ -38,28 +35,8 @@ def upstream_fake() -> FakeAnthropic:
     return FakeAnthropic(key=KEY)
 
 
-@pytest.fixture
-def base(upstream_fake: FakeAnthropic) -> Iterator[str]:
-    with serve_in_thread(upstream_fake.app()) as url:
-        yield url
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
-        yield c
-
-
-def provider(base: str, client: httpx.AsyncClient, key: str | None = KEY, headers: dict | None = None):
-    return make_provider("anthropic", Connection(base, key, client, headers or {}, timeout=10))
-
-
-async def streamed(p, request: ModelRequest) -> tuple[Answer, list]:
-    builder, events = AnswerBuilder(), []
-    async for event in p.stream(request):
-        events.append(event)
-        builder.add(event)
-    return builder.answer(), events
+def provider(base: str, client, key: str | None = KEY, headers: dict | None = None):
+    return connect("anthropic", base, client, key, headers)
 
 
 async def test_whole_answer_with_key_version_system_and_usage(base, client, upstream_fake):
@@ -97,8 +74,7 @@ async def test_tool_calls_come_back_as_json_text(base, client, upstream_fake, st
     upstream_fake.script["tooly"].append(Reply("Let me check.", [("toolu_01", "get_weather", {"city": "Paris"})]))
     request = ModelRequest("tooly", (user("Weather in Paris?"),), tools=(WEATHER,), tool_choice="required",
                            parallel_tool_calls=False)
-    p = provider(base, client)
-    answer = (await streamed(p, request))[0] if stream else await p.complete(request)
+    answer = await answer_of(provider(base, client), request, stream=stream)
     assert answer.text == "Let me check."
     [call] = answer.tool_calls
     assert (call.id, call.name, json.loads(call.arguments)) == ("toolu_01", "get_weather", {"city": "Paris"})
@@ -154,16 +130,11 @@ async def test_thinking_blocks_become_reasoning(base, client, upstream_fake):
 ])
 @pytest.mark.parametrize("stream", [False, True])
 async def test_errors_map_to_the_error_tree(base, client, served, kind, status, stream):
-    p = provider(base, client)
-    with pytest.raises(kind) as caught:
-        if stream:
-            await streamed(p, ModelRequest(served, (user("hi"),)))
-        else:
-            await p.complete(ModelRequest(served, (user("hi"),)))
-    assert caught.value.upstream_status == status
-    assert f"fake {status}" in caught.value.message
+    error = await raised(provider(base, client), served, kind, stream=stream)
+    assert error.upstream_status == status
+    assert f"fake {status}" in error.message
     if status == 429:
-        assert caught.value.retry_after == 40
+        assert error.retry_after == 40
 
 
 async def test_a_wrong_key_is_auth(base, client):
@@ -173,10 +144,7 @@ async def test_a_wrong_key_is_auth(base, client):
 
 
 async def test_an_error_event_mid_stream_raises(base, client):
-    p = provider(base, client)
-    seen = []
-    with pytest.raises(UpstreamFailure) as caught:
-        async for event in p.stream(ModelRequest("cut?fail=midstream", (user("a long question here"),))):
-            seen.append(event)
+    request = ModelRequest("cut?fail=midstream", (user("a long question here"),))
+    seen, error = await until_error(provider(base, client), request, UpstreamFailure)
     assert seen and isinstance(seen[0], TextDelta)
-    assert caught.value.upstream_status == 529 and "Overloaded" in caught.value.message
+    assert error.upstream_status == 529 and "Overloaded" in error.message

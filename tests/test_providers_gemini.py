@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
-import httpx
 import pytest
 
 from benchwarmers_mcp.errors import ModelGone, RateLimited, UpstreamFailure
 from benchwarmers_mcp.messages import (
-    AnswerBuilder,
     Image,
     Message,
     ModelRequest,
@@ -21,12 +18,13 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     user,
 )
-from benchwarmers_mcp.providers import Connection, make_provider
+from tests import provider_kit as kit
 from tests.fakes.gemini_upstream import FakeGemini
 from tests.fakes.native import Reply
-from tests.servers import serve_in_thread
+from tests.provider_kit import answer_of, connect, raised, streamed, until_error
 
 pytestmark = pytest.mark.anyio
+base, client = kit.base, kit.client  # the kit's fixtures
 KEY = "AIza-test-key"
 WEATHER = Tool("get_weather", "Get weather", {
     "type": "object", "additionalProperties": False, "$schema": "x",
@@ -41,28 +39,8 @@ def upstream_fake() -> FakeGemini:
     return FakeGemini(key=KEY)
 
 
-@pytest.fixture
-def base(upstream_fake: FakeGemini) -> Iterator[str]:
-    with serve_in_thread(upstream_fake.app()) as url:
-        yield url
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
-        yield c
-
-
-def provider(base: str, client: httpx.AsyncClient, key: str | None = KEY):
-    return make_provider("gemini", Connection(base, key, client, {}, timeout=10))
-
-
-async def streamed(p, request: ModelRequest):
-    builder, events = AnswerBuilder(), []
-    async for event in p.stream(request):
-        events.append(event)
-        builder.add(event)
-    return builder.answer(), events
+def provider(base: str, client, key: str | None = KEY):
+    return connect("gemini", base, client, key)
 
 
 async def test_whole_answer_with_system_instruction_key_and_usage(base, client, upstream_fake):
@@ -97,8 +75,7 @@ async def test_streamed_answer_is_sse_with_alt_and_usage(base, client, upstream_
 async def test_function_calls_get_ids_and_json_text(base, client, upstream_fake, stream):
     upstream_fake.script["g"].append(Reply("", [("", "get_weather", {"city": "Paris"})]))
     request = ModelRequest("g", (user("Weather in Paris?"),), tools=(WEATHER,), tool_choice="required")
-    p = provider(base, client)
-    answer = (await streamed(p, request))[0] if stream else await p.complete(request)
+    answer = await answer_of(provider(base, client), request, stream=stream)
     [call] = answer.tool_calls
     assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "Paris"}
     assert call.id.startswith("call_") and answer.finish_reason == "tool_calls"
@@ -159,13 +136,8 @@ async def test_json_response_format_becomes_response_schema(base, client, upstre
 ])
 @pytest.mark.parametrize("stream", [False, True])
 async def test_errors_map_to_the_error_tree(base, client, served, kind, status, stream):
-    p = provider(base, client)
-    with pytest.raises(kind) as caught:
-        if stream:
-            await streamed(p, ModelRequest(served, (user("hi"),)))
-        else:
-            await p.complete(ModelRequest(served, (user("hi"),)))
-    assert caught.value.upstream_status == status
+    error = await raised(provider(base, client), served, kind, stream=stream)
+    assert error.upstream_status == status
 
 
 async def test_a_bad_key_is_a_400_with_its_reason(base, client):
@@ -175,8 +147,6 @@ async def test_a_bad_key_is_a_400_with_its_reason(base, client):
 
 
 async def test_an_error_line_mid_stream_raises(base, client):
-    seen = []
-    with pytest.raises(UpstreamFailure) as caught:
-        async for event in provider(base, client).stream(ModelRequest("g?fail=midstream", (user("a question"),))):
-            seen.append(event)
-    assert seen and caught.value.upstream_status == 500 and "boom" in caught.value.message
+    request = ModelRequest("g?fail=midstream", (user("a question"),))
+    seen, error = await until_error(provider(base, client), request, UpstreamFailure)
+    assert seen and error.upstream_status == 500 and "boom" in error.message

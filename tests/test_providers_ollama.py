@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
-import httpx
 import pytest
 
 from benchwarmers_mcp.errors import ModelGone, RateLimited, UpstreamFailure
 from benchwarmers_mcp.messages import (
-    AnswerBuilder,
     Image,
     Message,
     ModelRequest,
@@ -21,12 +18,13 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     user,
 )
-from benchwarmers_mcp.providers import Connection, make_provider
+from tests import provider_kit as kit
 from tests.fakes.native import Reply
 from tests.fakes.ollama_upstream import FakeOllama
-from tests.servers import serve_in_thread
+from tests.provider_kit import answer_of, connect, raised, streamed, until_error
 
 pytestmark = pytest.mark.anyio
+base, client = kit.base, kit.client  # the kit's fixtures
 WEATHER = Tool("get_weather", "Get weather", {"type": "object", "properties": {"city": {"type": "string"}}})
 
 
@@ -35,28 +33,8 @@ def upstream_fake() -> FakeOllama:
     return FakeOllama()
 
 
-@pytest.fixture
-def base(upstream_fake: FakeOllama) -> Iterator[str]:
-    with serve_in_thread(upstream_fake.app()) as url:
-        yield url
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
-        yield c
-
-
-def provider(base: str, client: httpx.AsyncClient, key: str | None = None):
-    return make_provider("ollama", Connection(base, key, client, {}, timeout=10))
-
-
-async def streamed(p, request: ModelRequest):
-    builder, events = AnswerBuilder(), []
-    async for event in p.stream(request):
-        events.append(event)
-        builder.add(event)
-    return builder.answer(), events
+def provider(base: str, client, key: str | None = None):
+    return connect("ollama", base, client, key)
 
 
 async def test_whole_answer_with_system_options_and_counts(base, client, upstream_fake):
@@ -91,8 +69,7 @@ async def test_streamed_ndjson_ends_with_the_done_counts(base, client, upstream_
 async def test_tool_calls_and_thinking(base, client, upstream_fake, stream):
     upstream_fake.script["m"].append(Reply("", [("", "get_weather", {"city": "Paris"})], thinking="hmm"))
     request = ModelRequest("m", (user("Weather?"),), tools=(WEATHER,))
-    p = provider(base, client)
-    answer = (await streamed(p, request))[0] if stream else await p.complete(request)
+    answer = await answer_of(provider(base, client), request, stream=stream)
     [call] = answer.tool_calls
     assert (call.name, json.loads(call.arguments)) == ("get_weather", {"city": "Paris"})
     assert answer.reasoning == "hmm" and answer.finish_reason == "tool_calls"
@@ -129,20 +106,13 @@ async def test_json_format(base, client, upstream_fake):
     ("nope?fail=404", ModelGone, 404), ("busy?fail=429", RateLimited, 429), ("bad?fail=500", UpstreamFailure, 500)])
 @pytest.mark.parametrize("stream", [False, True])
 async def test_errors_map_to_the_error_tree(base, client, served, kind, status, stream):
-    p = provider(base, client)
-    with pytest.raises(kind) as caught:
-        if stream:
-            await streamed(p, ModelRequest(served, (user("hi"),)))
-        else:
-            await p.complete(ModelRequest(served, (user("hi"),)))
-    assert caught.value.upstream_status == status
+    error = await raised(provider(base, client), served, kind, stream=stream)
+    assert error.upstream_status == status
     if status == 404:
-        assert "model 'nope' not found" in caught.value.message
+        assert "model 'nope' not found" in error.message
 
 
 async def test_an_error_line_mid_stream_raises(base, client):
-    seen = []
-    with pytest.raises(UpstreamFailure, match="error was encountered"):
-        async for event in provider(base, client).stream(ModelRequest("m?fail=midstream", (user("question"),))):
-            seen.append(event)
+    request = ModelRequest("m?fail=midstream", (user("question"),))
+    seen, _ = await until_error(provider(base, client), request, UpstreamFailure, match="error was encountered")
     assert seen

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
-import httpx
 import pytest
 
 from benchwarmers_mcp.errors import AuthOrBilling, ModelGone, RateLimited, UpstreamFailure
 from benchwarmers_mcp.messages import (
-    AnswerBuilder,
     Image,
     Message,
     ModelRequest,
@@ -21,12 +18,14 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     user,
 )
-from benchwarmers_mcp.providers import Connection, make_provider
+from tests import provider_kit as kit
 from tests.fakes.native import Reply
 from tests.fakes.responses_upstream import FakeResponses
-from tests.servers import serve_in_thread
+from tests.provider_kit import answer_of, connect, raised, streamed, until_error
 
 pytestmark = pytest.mark.anyio
+base, client = kit.base, kit.client  # the kit's fixtures
+API_ROOT = "/v1"  # the provider's base URL is the fake's address + this
 WEATHER = Tool("get_weather", "Get weather", {"type": "object", "properties": {"city": {"type": "string"}}})
 
 
@@ -35,28 +34,8 @@ def upstream_fake() -> FakeResponses:
     return FakeResponses()
 
 
-@pytest.fixture
-def base(upstream_fake: FakeResponses) -> Iterator[str]:
-    with serve_in_thread(upstream_fake.app()) as url:
-        yield url + "/v1"
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
-        yield c
-
-
-def provider(base: str, client: httpx.AsyncClient):
-    return make_provider("responses", Connection(base, "sk-test", client, {}, timeout=10))
-
-
-async def streamed(p, request: ModelRequest):
-    builder, events = AnswerBuilder(), []
-    async for event in p.stream(request):
-        events.append(event)
-        builder.add(event)
-    return builder.answer(), events
+def provider(base: str, client):
+    return connect("responses", base, client, "sk-test")
 
 
 async def test_whole_answer_is_stateless_with_instructions(base, client, upstream_fake):
@@ -85,8 +64,7 @@ async def test_function_calls_with_flat_tools(base, client, upstream_fake, strea
     request = ModelRequest("m", (user("Weather?"),), tools=(WEATHER,),
                            tool_choice={"type": "function", "function": {"name": "get_weather"}},
                            parallel_tool_calls=False)
-    p = provider(base, client)
-    answer = (await streamed(p, request))[0] if stream else await p.complete(request)
+    answer = await answer_of(provider(base, client), request, stream=stream)
     [call] = answer.tool_calls
     assert (call.id, call.name, json.loads(call.arguments)) == ("call_abc", "get_weather", {"city": "Paris"})
     assert answer.reasoning == "plan" and answer.finish_reason == "tool_calls"
@@ -118,18 +96,11 @@ async def test_history_items_and_images(base, client, upstream_fake):
     ("gone?fail=404", ModelGone, 404), ("locked?fail=401", AuthOrBilling, 401)])
 @pytest.mark.parametrize("stream", [False, True])
 async def test_errors_map_to_the_error_tree(base, client, served, kind, status, stream):
-    p = provider(base, client)
-    with pytest.raises(kind) as caught:
-        if stream:
-            await streamed(p, ModelRequest(served, (user("hi"),)))
-        else:
-            await p.complete(ModelRequest(served, (user("hi"),)))
-    assert caught.value.upstream_status == status
+    error = await raised(provider(base, client), served, kind, stream=stream)
+    assert error.upstream_status == status
 
 
 async def test_an_error_event_mid_stream_raises(base, client):
-    seen = []
-    with pytest.raises(UpstreamFailure, match="The server had an error"):
-        async for event in provider(base, client).stream(ModelRequest("m?fail=midstream", (user("question"),))):
-            seen.append(event)
+    request = ModelRequest("m?fail=midstream", (user("question"),))
+    seen, _ = await until_error(provider(base, client), request, UpstreamFailure, match="The server had an error")
     assert seen
