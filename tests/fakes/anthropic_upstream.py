@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fakes.native import NativeFake, Reply, behaviour, delay, pieces
+from tests.fakes.native import NativeFake, Reply, delay, pieces
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
                404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 503: "api_error",
@@ -68,21 +68,19 @@ class FakeAnthropic(NativeFake):
         return Starlette(routes=[Route("/v1/messages", self.messages, methods=["POST"])])
 
     async def messages(self, request: Request) -> Response:
-        body = await request.json()
-        model = body.get("model", "")
-        prompt = prompt_of(body)
-        call = self.log(model, body, dict(request.headers), request.url.path, prompt)
+        body, prompt, call = await self.received(request, prompt_of)
+        model = call.model
         problem = problems(body, dict(request.headers), self.key)
         if problem:
             call.status = 401 if problem == "401" else 400
             return error(call.status, "invalid x-api-key" if problem == "401" else problem)
         fail = await delay(model)
         if fail in ("429", "500", "503", "529", "404", "401", "402"):
-            call.status, call.tokens_in = int(fail), 0
+            name = self.failed(call, int(fail))
             headers = {"retry-after": "40", "anthropic-ratelimit-requests-limit": "50",
                        "anthropic-ratelimit-requests-remaining": "0",
                        "anthropic-ratelimit-requests-reset": "2099-01-01T00:00:00Z"} if fail == "429" else {}
-            return error(call.status, f"fake {fail} for {behaviour(model)[0]}", headers)
+            return error(call.status, f"fake {fail} for {name}", headers)
         reply = self.reply_for(model, call, prompt)
         usage = {"input_tokens": call.tokens_in, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
                  "output_tokens": call.tokens_out}

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fakes.native import NativeFake, Reply, behaviour, delay, pieces
+from tests.fakes.native import NativeFake, Reply, delay, pieces
 
 STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED",
                 500: "INTERNAL", 503: "UNAVAILABLE"}
@@ -68,9 +68,7 @@ class FakeGemini(NativeFake):
 
     async def generate(self, request: Request) -> Response:
         model, _, method = request.path_params["target"].rpartition(":")
-        body = await request.json()
-        prompt = prompt_of(body)
-        call = self.log(model, body, dict(request.headers), request.url.path, prompt)
+        body, prompt, call = await self.received(request, prompt_of, model)
         if self.key is not None and request.headers.get("x-goog-api-key") != self.key:
             call.status = 400
             return JSONResponse(rpc_error(400, "API key not valid. Please pass a valid API key.", [
@@ -80,8 +78,7 @@ class FakeGemini(NativeFake):
             return JSONResponse(rpc_error(400, problem or f"unknown method {method}"), 400)
         fail = await delay(model)
         if fail in ("429", "500", "503", "404", "403"):
-            call.status, call.tokens_in = int(fail), 0
-            name = behaviour(model)[0]
+            name = self.failed(call, int(fail))
             return JSONResponse(quota_error(name) if fail == "429" else rpc_error(int(fail), f"fake {fail} for {name}"),
                                 int(fail))
         reply = self.reply_for(model, call, prompt)

@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
+
+from starlette.requests import Request
 
 
 @dataclass
@@ -56,6 +59,21 @@ class NativeFake:
         with self.lock:
             self.calls.append(call)
         return call
+
+    async def received(self, request: Request, prompt_of: Callable[[dict[str, Any]], str],
+                       model: str | None = None) -> tuple[dict[str, Any], str, Call]:
+        """Read and log one request: its body, the user's prompt and the call record (the model
+        from the body unless the path names it)."""
+        body = await request.json()
+        prompt = prompt_of(body)
+        model = body.get("model", "") if model is None else model
+        return body, prompt, self.log(model, body, dict(request.headers), request.url.path, prompt)
+
+    @staticmethod
+    def failed(call: Call, status: int) -> str:
+        """Record a refused call (no tokens counted); the served name, for the error message."""
+        call.status, call.tokens_in = status, 0
+        return behaviour(call.model)[0]
 
     def reply_for(self, model: str, call: Call, prompt: str) -> Reply:
         name, opts = behaviour(model)

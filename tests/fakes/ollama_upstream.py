@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fakes.native import NativeFake, Reply, behaviour, delay, pieces
+from tests.fakes.native import NativeFake, Reply, delay, pieces
 
 
 def problems(body: dict[str, Any]) -> str | None:
@@ -39,17 +39,14 @@ class FakeOllama(NativeFake):
         return Starlette(routes=[Route("/api/chat", self.chat, methods=["POST"])])
 
     async def chat(self, request: Request) -> Response:
-        body = await request.json()
-        model = body.get("model", "")
-        prompt = prompt_of(body)
-        call = self.log(model, body, dict(request.headers), request.url.path, prompt)
+        body, prompt, call = await self.received(request, prompt_of)
+        model = call.model
         if problem := problems(body):
             call.status = 400
             return JSONResponse({"error": problem}, 400)
         fail = await delay(model)
         if fail in ("404", "429", "500"):
-            call.status, call.tokens_in = int(fail), 0
-            name = behaviour(model)[0]
+            name = self.failed(call, int(fail))
             message = f"model '{name}' not found" if fail == "404" else f"fake {fail} for {name}"
             return JSONResponse({"error": message}, int(fail))
         reply = self.reply_for(model, call, prompt)

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fakes.native import NativeFake, Reply, behaviour, delay, pieces
+from tests.fakes.native import NativeFake, Reply, delay, pieces
 
 RATE_HEADERS = {"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
                 "x-ratelimit-reset-requests": "20s", "x-ratelimit-limit-tokens": "30000",
@@ -59,17 +59,14 @@ class FakeResponses(NativeFake):
         return Starlette(routes=[Route("/v1/responses", self.responses, methods=["POST"])])
 
     async def responses(self, request: Request) -> Response:
-        body = await request.json()
-        model = body.get("model", "")
-        prompt = prompt_of(body)
-        call = self.log(model, body, dict(request.headers), request.url.path, prompt)
+        body, prompt, call = await self.received(request, prompt_of)
+        model = call.model
         if problem := problems(body):
             call.status = 400
             return error(400, problem, "invalid_request")
         fail = await delay(model)
-        name = behaviour(model)[0]
         if fail in ("429", "quota", "500", "404", "401"):
-            call.status, call.tokens_in = (429 if fail == "quota" else int(fail)), 0
+            name = self.failed(call, 429 if fail == "quota" else int(fail))
             if fail == "429":
                 return error(429, f"Rate limit reached for {name} on requests per min (RPM): Limit 500, Used 500, "
                                   "Requested 1. Please try again in 20s.", "rate_limit_exceeded", "requests",
