@@ -110,7 +110,12 @@ def _error_in_body(data: Any) -> None:
         raise UpstreamFailure(f"upstream error: {error_message(json.dumps(data))}")
 
 
-class OpenAIChat:
+class OpenAIPlatform:
+    """How every OpenAI API is reached: ``{base}{PATH}`` on the ``.../v1`` root, with a Bearer key
+    that wins over the endpoint's own headers."""
+
+    PATH = ""
+
     def __init__(self, connection: Connection) -> None:
         self.conn = connection
 
@@ -119,7 +124,11 @@ class OpenAIChat:
 
     @property
     def _url(self) -> str:
-        return self.conn.base_url.rstrip("/") + "/chat/completions"
+        return self.conn.base_url.rstrip("/") + self.PATH
+
+
+class OpenAIChat(OpenAIPlatform):
+    PATH = "/chat/completions"
 
     async def complete(self, request: ModelRequest) -> Answer:
         data, _ = await post_json(self.conn, self._url, build_body(request, stream=False), self._headers())

@@ -28,9 +28,10 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_for_status
+from benchwarmers_mcp.providers.base import error_for_status
 from benchwarmers_mcp.providers.convert import option
-from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
+from benchwarmers_mcp.providers.http import collect, open_stream, post_json
+from benchwarmers_mcp.providers.openai import OpenAIPlatform
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 ERROR_STATUS = {"rate_limit_exceeded": 429, "insufficient_quota": 429, "invalid_prompt": 400,
@@ -137,16 +138,8 @@ def _raise(error: Any, headers: httpx.Headers) -> None:
     raise error_for_status(status, headers, json.dumps({"error": error}).encode())
 
 
-class OpenAIResponses:
-    def __init__(self, connection: Connection) -> None:
-        self.conn = connection
-
-    def _headers(self) -> dict[str, str]:
-        return json_headers(self.conn, "Authorization", "Bearer ", key_wins=True)
-
-    @property
-    def _url(self) -> str:
-        return self.conn.base_url.rstrip("/") + "/responses"
+class OpenAIResponses(OpenAIPlatform):
+    PATH = "/responses"
 
     async def complete(self, request: ModelRequest) -> Answer:
         data, headers = await post_json(self.conn, self._url, build_body(request, stream=False), self._headers())
