@@ -42,6 +42,8 @@ def test_demo_serves_a_simulated_panel(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=15)
     assert "curl" in out and "/v1/chat/completions" in out
+    folder = out.split("data in ", 1)[1].split(" (removed", 1)[0]
+    assert folder and not Path(folder).exists(), "the demo's temporary data folder is removed when it stops"
 
 
 def test_key_store_environment_wins_and_file_is_private(tmp_path):

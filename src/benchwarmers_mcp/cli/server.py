@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from dataclasses import replace
@@ -50,22 +49,23 @@ def init(folder: str | None, settings: Settings) -> int:
 
 
 def demo(settings: Settings) -> int:
+    """Serve five simulated models from a temporary data folder, removed when the server stops."""
     from benchwarmers_mcp.demo import seed_demo
 
-    home = Path(tempfile.mkdtemp(prefix="benchwarmers-demo-"))
-    settings = replace(settings, home=home)
+    with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
+        home = Path(tmp)
+        settings = replace(settings, home=home)
 
-    async def seed() -> None:
-        async with Database(settings.db_path) as db:
-            await seed_demo(db)
+        async def seed() -> None:
+            async with Database(settings.db_path) as db:
+                await seed_demo(db)
 
-    anyio.run(seed)
-    base = f"http://{_host(settings.bind)}:{settings.port}"
-    print(
-        f"Demo: five simulated models, collection 'demo', data in {home} (temporary).\nTry:\n"
-        f"  curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
-        f"    -d '{{\"model\": \"bench/demo\", \"messages\": [{{\"role\": \"user\", \"content\": "
-        f"\"Where can this function return a stale value?\"}}]}}'\n",
-        file=sys.stderr, flush=True)
-    os.environ.setdefault("BENCHWARMERS_DEMO", "1")
-    return serve(settings)
+        anyio.run(seed)
+        base = f"http://{_host(settings.bind)}:{settings.port}"
+        print(
+            f"Demo: five simulated models, collection 'demo', data in {home} (removed when you stop it).\nTry:\n"
+            f"  curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
+            f"    -d '{{\"model\": \"bench/demo\", \"messages\": [{{\"role\": \"user\", \"content\": "
+            f"\"Where can this function return a stale value?\"}}]}}'\n",
+            file=sys.stderr, flush=True)
+        return serve(settings)
