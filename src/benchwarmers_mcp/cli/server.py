@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import tempfile
 from dataclasses import replace
@@ -68,4 +69,14 @@ def demo(settings: Settings) -> int:
             f"    -d '{{\"model\": \"bench/demo\", \"messages\": [{{\"role\": \"user\", \"content\": "
             f"\"Where can this function return a stale value?\"}}]}}'\n",
             file=sys.stderr, flush=True)
-        return serve(settings)
+        # uvicorn re-raises SIGTERM/SIGINT once it has shut down; raised as exceptions here, they
+        # unwind through this block so the temporary folder is removed.
+        signal.signal(signal.SIGTERM, _stop)
+        try:
+            return serve(settings)
+        except (KeyboardInterrupt, SystemExit):
+            return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
