@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.body import read_json, validation_message
 from benchwarmers_mcp.gateway.dispatch import context, guarded, key_name
 from benchwarmers_mcp.gateway.openai_chat import render_error
 from benchwarmers_mcp.store import verdicts
@@ -24,14 +24,6 @@ class VerdictIn(BaseModel):
     note: str = Field("", max_length=4000)
     real: list[str] = Field(default_factory=list, max_length=100)
     false_: list[str] = Field(default_factory=list, max_length=100, alias="false")
-
-
-def validation_message(error: ValidationError) -> str:
-    parts = []
-    for e in error.errors()[:5]:
-        where = ".".join(str(x) for x in e["loc"]) or "body"
-        parts.append(f"{where}: {e['msg']}")
-    return "; ".join(parts)
 
 
 def parse_verdict(body: dict[str, Any]) -> Verdict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from benchwarmers_mcp.errors import BadRequest, TooLarge, UnsupportedMediaType
@@ -38,3 +39,12 @@ async def read_json(request: Request, max_body: int) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
     return body
+
+
+def validation_message(error: ValidationError) -> str:
+    """A pydantic validation error as one line a caller can act on (the first five problems)."""
+    parts = []
+    for e in error.errors()[:5]:
+        where = ".".join(str(x) for x in e["loc"]) or "body"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)

@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.body import read_json, validation_message
+from benchwarmers_mcp.gateway.dispatch import context as ctx_of  # noqa: F401 - the admin modules take it from here
 from benchwarmers_mcp.gateway.dispatch import guarded
 from benchwarmers_mcp.gateway.openai_chat import render_error
 
@@ -37,16 +37,6 @@ def admin(handler: Handler) -> Handler:
     return guarded(render_error)(handler)
 
 
-def ctx_of(request: Request) -> Context:
-    return request.app.state.ctx
-
-
-def explain(error: ValidationError) -> str:
-    parts = []
-    for e in error.errors()[:5]:
-        where = ".".join(str(x) for x in e["loc"]) or "body"
-        parts.append(f"{where}: {e['msg']}")
-    return "; ".join(parts)
 
 
 async def body_as(request: Request, model: type[Body], what: str) -> Body:
@@ -56,7 +46,7 @@ async def body_as(request: Request, model: type[Body], what: str) -> Body:
     try:
         return model.model_validate(raw)
     except ValidationError as e:
-        raise BadRequest(f"invalid {what}: {explain(e)}") from None
+        raise BadRequest(f"invalid {what}: {validation_message(e)}") from None
 
 
 def query_flag(request: Request, name: str) -> bool:
