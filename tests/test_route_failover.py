@@ -146,3 +146,12 @@ def test_an_agent_that_hangs_up_stops_the_member_and_is_recorded(settings: Setti
             time.sleep(0.05)
     assert query(home, "SELECT status FROM route_turns") == [{"status": "cancelled"}]
     assert query(home, "SELECT status, purpose FROM usage") == [{"status": "cancelled", "purpose": "route"}]
+
+
+def test_a_failing_member_hands_over_at_once_and_only_the_last_retries(base: str, home: Path) -> None:
+    before = query(home, "SELECT COALESCE(MAX(id), 0) AS n FROM usage")[0]["n"]
+    assert ask(base, "four").status_code == 502
+    rows = query(home, f"SELECT alias, attempts FROM usage WHERE id > {before} ORDER BY id")
+    attempts = {r["alias"]: r["attempts"] for r in rows}
+    assert attempts["broken"] == 1 and attempts["broken2"] == 1, f"a member with another behind it hands over: {rows}"
+    assert attempts["broken3"] >= 2, f"the last member tried retries in place: {rows}"

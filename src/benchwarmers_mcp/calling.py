@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 import httpx
@@ -44,6 +44,7 @@ class CallInfo:
     caller: str = "gateway"
     purpose: str = ""
     key_name: str = "local"
+    retries: int | None = None  # None: the pacing policy's; route mode sets 0 when a next member waits
 
 
 def status_of(error: BaseException | None, answer: Answer | None) -> str:
@@ -98,6 +99,9 @@ class ModelCaller:
                                 dict(endpoint.headers), timeout, call.observe if call else None)
         return make_provider(endpoint.api, connection)
 
+    def _policy_for(self, info: CallInfo) -> PacingPolicy:
+        return self.policy if info.retries is None else replace(self.policy, retries=info.retries)
+
     def request_for(self, model: ModelRecord, request: ModelRequest) -> ModelRequest:
         """The model's own served name and call options (its options win over the caller's)."""
         options = {**request.options, **{k: v for k, v in model.options.items() if not k.startswith("_")}}
@@ -130,7 +134,7 @@ class ModelCaller:
             try:
                 return await send(self.provider(call.gate.endpoint, call.remaining(), call), request)
             except ProviderError as e:
-                wait = retry_wait(self.policy, e, call.attempts)
+                wait = retry_wait(self._policy_for(call.info), e, call.attempts)
                 if wait is None or wait >= call.remaining():
                     raise
                 await anyio.sleep(wait)
@@ -199,7 +203,7 @@ class ModelCaller:
                         yield event
                 return
             except ProviderError as e:
-                wait = None if started else retry_wait(self.policy, e, call.attempts)
+                wait = None if started else retry_wait(self._policy_for(call.info), e, call.attempts)
                 if wait is None or wait >= call.remaining():
                     raise
                 await anyio.sleep(wait)

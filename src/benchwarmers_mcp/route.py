@@ -339,7 +339,8 @@ class _Driver:
         committed, try the next one. The caller hanging up stops the call and is raised after."""
         pipe_send, pipe = anyio.create_memory_object_stream[object](math.inf)
         request = member_request(self.ask, member)
-        info = CallInfo("route", "route", self.ask.key_name)
+        # a member that fails hands the turn on at once; only the last one tried retries in place
+        info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0)
         outcome: ProviderError | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(_pump, self.ctx, member, request, self._remaining(), info, pipe_send)
