@@ -134,3 +134,15 @@ async def test_the_last_members_empty_answer_stands(make) -> None:
     assert events == [ReasoningDelta("..."), Finish()]
     (row,) = await route_store.turns_of(db, turn.conversation)
     assert row["status"] == "empty" and [t["alias"] for t in row["tried"]] == ["a", "b"]
+
+
+def test_route_timings_come_from_settings(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from benchwarmers_mcp.route import tuning
+    from benchwarmers_mcp.settings import Settings
+
+    settings = Settings.from_env({"BENCH_ROUTE_FIRST_TOKEN": "12.5", "BENCH_ROUTE_TURN_TIMEOUT": "120"},
+                                 home=tmp_path, config_dir=tmp_path)
+    tune = tuning(SimpleNamespace(settings=settings, extras={}))
+    assert (tune.first_token, tune.turn_timeout, tune.stream_wait) == (12.5, 120.0, 15.0)

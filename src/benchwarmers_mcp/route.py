@@ -68,8 +68,8 @@ VERDICT_HINT = ('optional, once per conversation: POST /bench/verdict {"call": "
 
 @dataclass(frozen=True)
 class RouteTuning:
-    """Route mode's timings and odds. The app uses the defaults; tests put a faster one in
-    ``ctx.extras["route_tuning"]``."""
+    """Route mode's timings and odds. The timings come from Settings; tests may put a whole
+    tuning (with a fixed ``chance``) in ``ctx.extras["route_tuning"]``."""
 
     first_token: float = 90.0
     stream_wait: float = 15.0
@@ -81,7 +81,12 @@ class RouteTuning:
 
 
 def tuning(ctx: Context) -> RouteTuning:
-    return ctx.extras.get(TUNING_KEY) or RouteTuning()
+    override = ctx.extras.get(TUNING_KEY)
+    if override is not None:
+        return override
+    s = ctx.settings
+    return RouteTuning(first_token=s.route_first_token, stream_wait=s.route_stream_wait,
+                       turn_timeout=s.route_turn_timeout)
 
 
 def sticky_key(ask: Ask, session: str | None = None) -> str:

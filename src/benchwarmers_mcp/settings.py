@@ -64,6 +64,9 @@ class Settings:
     keepalive: float = 10.0
     max_body: int = 20_000_000
     upstream_connect_timeout: float = 10.0
+    route_first_token: float = 90.0  # route mode: no first token in this long fails over
+    route_stream_wait: float = 15.0  # route mode: a streamed turn's 200 waits this long for a first piece
+    route_turn_timeout: float = 600.0  # route mode: the whole turn
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -82,6 +85,8 @@ class Settings:
             allowed_origins=_csv(env.get("BENCH_ALLOWED_ORIGINS")),
             require_keys=flag(env.get("BENCHWARMERS_REQUIRE_KEYS")),
             seat_timeout=float(env.get("BENCH_SEAT_TIMEOUT") or 420.0),
+            route_first_token=float(env.get("BENCH_ROUTE_FIRST_TOKEN") or 90.0),
+            route_turn_timeout=float(env.get("BENCH_ROUTE_TURN_TIMEOUT") or 600.0),
             env_keys=keys,
         )
         return replace(settings, **overrides) if overrides else settings
