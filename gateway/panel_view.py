@@ -66,8 +66,11 @@ def content(run: PanelRun) -> str:
 
 def bench_field(run: PanelRun, *, include_answers: bool = True) -> dict[str, Any]:
     seats = []
+    notes = {seat.key: seat.note for seat in run.seating.seats if seat.note}
     for s in run.seats_in_seat_order():
         entry = s.as_dict()
+        if s.seat in notes:
+            entry["note"] = notes[s.seat]
         entry["error"] = s.error[-500:]
         if not include_answers:
             entry.pop("answer")

@@ -115,6 +115,7 @@ def test_with_nominates_an_explorer(panel, gateway, home, upstream):
         model="bench/core", messages=[{"role": "user", "content": "hi"}], extra_body={"with": ["other", "fast"]})
     seats = reply.model_extra["bench"]["seats"]
     assert seats[3]["alias"] == "other" and seats[3]["seat"] == "explorer"
+    assert seats[3]["note"] == "nominated" and "note" not in seats[0]
     assert [s["alias"] for s in seats].count("fast") == 1
 
 

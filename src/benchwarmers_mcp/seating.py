@@ -49,7 +49,6 @@ class Seating:
     shape_by: str = "default"
     members: int = 0
     explorers: int = 0
-    estimate: int = 0
 
 
 def choose_shape(collection: Collection, ask: Ask) -> tuple[str, str]:
@@ -113,7 +112,7 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
                                "set a vision model's role, or send text")
         raise NobodySeatable(f"nobody can be seated on bench/{collection.name}: it has no available members"
                              " and no explorer could be seated")
-    return Seating(seats, skipped, shape, shape_by, len(members), len(explorers.seats), estimate)
+    return Seating(seats, skipped, shape, shape_by, len(members), len(explorers.seats))
 
 
 class _Explorers:

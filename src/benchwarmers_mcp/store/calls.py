@@ -80,30 +80,3 @@ async def record_seat(db: Database, seat: SeatRecord) -> None:
         (seat.call, seat.panel, seat.seat, seat.label, seat.alias, seat.status, seat.seconds, seat.answer,
          seat.error, seat.tokens_in, seat.tokens_out, seat.at),
     )
-
-
-def _seat(row) -> SeatRecord:
-    return SeatRecord(row["call"], row["panel"], row["seat"], row["label"], row["alias"], row["status"],
-                      row["seconds"], row["answer"], row["error"], row["tokens_in"], row["tokens_out"], row["at"])
-
-
-async def get_seat(db: Database, call: str) -> SeatRecord | None:
-    row = await db.fetchone("SELECT * FROM seats WHERE call = ?", (call,))
-    return None if row is None else _seat(row)
-
-
-async def seats_of(db: Database, panel_id: str) -> list[SeatRecord]:
-    return [_seat(r) for r in await db.fetchall("SELECT * FROM seats WHERE panel = ? ORDER BY at", (panel_id,))]
-
-
-async def get_panel(db: Database, panel_id: str) -> PanelRecord | None:
-    row = await db.fetchone("SELECT * FROM panels WHERE id = ?", (panel_id,))
-    if row is None:
-        return None
-    return PanelRecord(row["id"], row["at"], row["collection"], row["shape"], row["shape_by"], row["reply"],
-                       row["key_name"], row["system"], row["prompt"], json.loads(row["skipped"]), row["note"])
-
-
-async def recent_panels(db: Database, limit: int = 50) -> list[PanelRecord]:
-    ids = [r[0] for r in await db.fetchall("SELECT id FROM panels ORDER BY at DESC LIMIT ?", (limit,))]
-    return [p for p in [await get_panel(db, i) for i in ids] if p]
