@@ -72,7 +72,7 @@ async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | 
     if body is None:
         body = await read_json(request, ctx.settings.max_body)
     ask = dialect.parse(body, key_name(request))
-    check_scope = request.app.state.ctx.extras.get("check_scope")
+    check_scope = ctx.extras.get("check_scope")
     if check_scope:
         check_scope(request, ask.collection)
     collection = await collection_store.resolve(ctx.db, ask.collection)
