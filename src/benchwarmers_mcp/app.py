@@ -45,7 +45,6 @@ def routes() -> list[BaseRoute]:
         Route("/bench/verdict", bench_routes.post_verdict, methods=["POST"]),
         Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
         Route("/bench/record", bench_routes.get_record, methods=["GET"]),
-        # -- more faces register below (keep one line per route group) --
         *dialect_routes.routes(),
         *security_routes(),
         *admin_api.routes(),
@@ -64,18 +63,17 @@ def make_client(settings: Settings) -> httpx.AsyncClient:
     )
 
 
-def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -> Starlette:
+def create_app(settings: Settings) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
             db = await stack.enter_async_context(Database(settings.db_path))
-            http = client or await stack.enter_async_context(make_client(settings))
+            http = await stack.enter_async_context(make_client(settings))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             tg = await stack.enter_async_context(anyio.create_task_group())
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
             app.state.ctx = ctx
-            # -- lifespan hooks of other faces go here --
             install_security(ctx)
             ctx.extras["resting"] = resting_now(db)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
@@ -100,10 +98,7 @@ def create_app(settings: Settings, *, client: httpx.AsyncClient | None = None) -
             response.headers.update(exc.headers)
         return response
 
-    middleware: list = []
-    # -- middleware of other faces goes here (outermost first) --
-    middleware.insert(0, Middleware(Guard, settings=settings, render_error=render_error_for))
-    app = Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
-                    exception_handlers={HTTPException: http_error})
-    app.state.settings = settings
-    return app
+    # the guard is outermost: every request, every route, before anything else reads it
+    middleware = [Middleware(Guard, settings=settings, render_error=render_error_for)]
+    return Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
+                     exception_handlers={HTTPException: http_error})
