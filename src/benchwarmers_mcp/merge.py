@@ -17,8 +17,8 @@ MERGER_SYSTEM = (
 
 
 def merge_input(ask: Ask, seats: list[SeatRecord]) -> str:
-    blocks = [f"# The request\n\n{(ask.system + chr(10) + chr(10)) if ask.system else ''}{ask.prompt_text}",
-              "# The answers"]
+    request = "\n\n".join(part for part in (ask.system, ask.prompt_text) if part)
+    blocks = [f"# The request\n\n{request}", "# The answers"]
     for s in seats:
         if s.status == "ok":
             blocks.append(f"## {s.label} — {s.alias}\n\n{s.answer}")
@@ -32,10 +32,11 @@ def merge_request(ask: Ask, seats: list[SeatRecord]) -> ModelRequest:
 async def merger_candidates(db: Database, collection: Collection, shape: str,
                             skipped: list[dict[str, str]]) -> list[ModelRecord]:
     """The collection's merger, then members by useful verdicts on this shape (count, then ratio), then the rest."""
-    members = [m for m in [await model_store.find(db, a) for a in collection.members] if m and not m.retired]
+    everyone = {m.alias: m for m in await model_store.list_all(db)}
+    members = [everyone[a] for a in collection.members if a in everyone and not everyone[a].retired]
     out: list[ModelRecord] = []
     if collection.merger:
-        chosen = await model_store.find(db, collection.merger)
+        chosen = everyone.get(collection.merger)
         if chosen and chosen.retired:
             skipped.append({"seat": "merger", "alias": chosen.alias, "why": "retired"})
         elif chosen:
