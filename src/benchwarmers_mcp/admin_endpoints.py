@@ -82,9 +82,10 @@ class RemoveIn(NameIn):
     with_models: bool = False
 
 
-async def describe(ctx: Context, e: Endpoint) -> dict[str, Any]:
-    """An endpoint as the admin API shows it: where its key comes from, never the key."""
-    on_it = await models_on(ctx, e.name)
+async def describe(ctx: Context, e: Endpoint, models: list[model_store.ModelRecord] | None = None) -> dict[str, Any]:
+    """An endpoint as the admin API shows it: where its key comes from, never the key. ``models``:
+    the roster when the caller already has it (a listing reads it once, not once per endpoint)."""
+    on_it = await models_on(ctx, e.name) if models is None else [m for m in models if m.endpoint == e.name]
     return {"name": e.name, "base_url": e.base_url, "api": e.api, "kind": e.kind, "key_name": e.key_name,
             "key_source": ctx.keys.source(e.key_name) if e.key_name else None, "headers": sorted(e.headers),
             "connection": e.connection_name, "models": sum(1 for m in on_it if not m.retired),
@@ -105,7 +106,8 @@ async def find_endpoint(ctx: Context, name: str) -> Endpoint | None:
 @admin
 async def list_endpoints(request: Request) -> Response:
     ctx = ctx_of(request)
-    return ok({"endpoints": [await describe(ctx, e) for e in await endpoint_store.list_all(ctx.db)]})
+    models = await model_store.list_all(ctx.db)
+    return ok({"endpoints": [await describe(ctx, e, models) for e in await endpoint_store.list_all(ctx.db)]})
 
 
 def _env_note(ctx: Context, key_name: str) -> str | None:
