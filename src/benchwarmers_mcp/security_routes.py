@@ -3,56 +3,30 @@
 ``POST /api/gateway-key`` makes a key and shows it once; ``GET /api/gateway-keys`` lists names
 and hints (never a key); ``POST /api/gateway-key/remove`` revokes at once. ``POST /login`` trades
 the admin token for the session cookie, ``POST /logout`` clears it. ``GET /api/security`` says
-whether each secret is set, never its value. The guard has already checked who may call.
+whether each secret is set, never its value. The guard has already checked who may call; a
+refusal leaves in the admin API's one error shape (``admin_body.admin``).
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp import auth, gateway_keys
+from benchwarmers_mcp.admin_body import admin, ctx_of
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unauthorized
+from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.security import Policy, describe, startup_problems
 from benchwarmers_mcp.store import keys as key_store
 
-log = logging.getLogger("benchwarmers.security")
-Handler = Callable[[Request], Awaitable[Response]]
 
-
-def _shaped(handler: Handler) -> Handler:
-    """Every failure leaves in the shape the route's family uses."""
-
-    async def shaped(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except BenchError as e:
-            response = render_error_for(request.url.path, e)
-            response.headers.update(e.headers)
-            return response
-        except Exception:
-            log.exception("unexpected failure on %s %s", request.method, request.url.path)
-            return render_error_for(request.url.path, BenchError("internal error; the server log has the details"))
-
-    shaped.__name__ = handler.__name__
-    return shaped
-
-
-def _ctx(request: Request) -> Context:
-    return request.app.state.ctx
-
-
-@_shaped
+@admin
 async def create_key(request: Request) -> Response:
-    ctx = _ctx(request)
+    ctx = ctx_of(request)
     body = await read_json(request, ctx.settings.max_body)
     key, secret = await gateway_keys.create(ctx.db, body.get("name"), body.get("collections"), body.get("rpm"))
     shown = key.public()
@@ -61,14 +35,14 @@ async def create_key(request: Request) -> Response:
                         headers={"Cache-Control": "no-store"})
 
 
-@_shaped
+@admin
 async def list_keys(request: Request) -> Response:
-    return JSONResponse({"keys": [k.public() for k in await key_store.list_all(_ctx(request).db)]})
+    return JSONResponse({"keys": [k.public() for k in await key_store.list_all(ctx_of(request).db)]})
 
 
-@_shaped
+@admin
 async def remove_key(request: Request) -> Response:
-    ctx = _ctx(request)
+    ctx = ctx_of(request)
     name = (await read_json(request, ctx.settings.max_body)).get("name")
     if not isinstance(name, str) or not name:
         raise BadRequest('send {"name": "<key name>"}')
@@ -77,14 +51,14 @@ async def remove_key(request: Request) -> Response:
     return JSONResponse({"ok": True, "removed": name})
 
 
-@_shaped
+@admin
 async def security_view(request: Request) -> Response:
-    return JSONResponse(describe(_ctx(request).settings))
+    return JSONResponse(describe(ctx_of(request).settings))
 
 
-@_shaped
+@admin
 async def login(request: Request) -> Response:
-    settings = _ctx(request).settings
+    settings = ctx_of(request).settings
     body = await read_json(request, settings.max_body)
     token = settings.admin_token
     if not token:
@@ -101,9 +75,9 @@ async def login(request: Request) -> Response:
     return response
 
 
-@_shaped
+@admin
 async def logout(request: Request) -> Response:
-    settings = _ctx(request).settings
+    settings = ctx_of(request).settings
     response = JSONResponse({"ok": True})
     auth.clear_session(response, secure=Policy.from_settings(settings).secure_cookie)
     return response
