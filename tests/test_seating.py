@@ -110,3 +110,12 @@ async def test_resting_models_are_not_explorers(db):
         await add(db, a)
     seating = await seat_panel(db, Collection("c", ("m1",)), text_ask(), GatewaySettings(2, 1), {"tired"})
     assert [s.alias for s in seating.seats] == ["m1", "ready"]
+
+
+async def test_every_edit_lands_in_the_change_log(db):
+    await add(db, "logged")
+    await models.retire(db, "logged", "test")
+    await endpoints.remove(db, "e")
+    rows = await db.fetchall("SELECT what, subject FROM changes ORDER BY id")
+    assert [(r["what"], r["subject"]) for r in rows] == [
+        ("endpoint.save", "e"), ("model.register", "logged"), ("model.retire", "logged"), ("endpoint.remove", "e")]

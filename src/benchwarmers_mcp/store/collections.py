@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass
 
 from benchwarmers_mcp.errors import BadRequest, NotFound, UnknownCollection
+from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database
-from benchwarmers_mcp.store.models import log_change
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,31}$")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")

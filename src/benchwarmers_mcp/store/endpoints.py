@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database
 
 APIS = ("chat", "responses", "anthropic", "gemini", "ollama", "simulated")
@@ -65,6 +66,8 @@ async def add(db: Database, endpoint: Endpoint) -> Endpoint:
             (endpoint.name, endpoint.base_url.rstrip("/"), endpoint.api, endpoint.kind, endpoint.key_name,
              json.dumps(endpoint.headers), endpoint.connection, time.time()),
         )
+        await log_change(tx, "endpoint.save", endpoint.name, {"base_url": endpoint.base_url, "api": endpoint.api,
+                                                              "kind": endpoint.kind, "key_name": endpoint.key_name})
     return await get(db, endpoint.name)
 
 
@@ -81,4 +84,6 @@ async def list_all(db: Database) -> list[Endpoint]:
 
 async def remove(db: Database, name: str) -> None:
     await get(db, name)
-    await db.write("DELETE FROM endpoints WHERE name = ?", (name,))
+    async with db.transaction() as tx:
+        await tx.execute("DELETE FROM endpoints WHERE name = ?", (name,))
+        await log_change(tx, "endpoint.remove", name, {})

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
@@ -148,10 +149,3 @@ async def restore(db: Database, alias: str) -> ModelRecord:
         await tx.execute("UPDATE models SET retired_at = NULL, retired_why = NULL WHERE alias = ?", (alias,))
         await log_change(tx, "model.restore", alias, {})
     return await get(db, alias)
-
-
-async def log_change(tx, what: str, subject: str, detail: dict[str, Any]) -> None:
-    await tx.execute(
-        "INSERT INTO changes (at, what, subject, detail) VALUES (?, ?, ?, ?)",
-        (time.time(), what, subject, json.dumps(detail, default=str)),
-    )
