@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.gateway.body import read_json, validation_message
 from benchwarmers_mcp.gateway.dispatch import context as ctx_of  # noqa: F401 - the admin modules take it from here
 from benchwarmers_mcp.gateway.dispatch import guarded
@@ -24,6 +24,7 @@ ADMIN_MAX_BODY = 1_000_000
 
 Handler = Callable[[Request], Awaitable[Response]]
 Body = TypeVar("Body", bound=BaseModel)
+Found = TypeVar("Found")
 
 
 class Strict(BaseModel):
@@ -32,11 +33,23 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
 
+class NameIn(Strict):
+    """A body that names one thing (an endpoint, a collection)."""
+
+    name: str = Field(min_length=1, max_length=64)
+
+
 def admin(handler: Handler) -> Handler:
     """Every admin handler leaves through here: a BenchError becomes its status and a JSON error."""
     return guarded(render_error)(handler)
 
 
+async def found(lookup: Awaitable[Found]) -> Found | None:
+    """What a store's ``get`` returns, or None where it raises NotFound (a new name, not an error)."""
+    try:
+        return await lookup
+    except NotFound:
+        return None
 
 
 async def body_as(request: Request, model: type[Body], what: str) -> Body:

@@ -10,9 +10,9 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, ok
+from benchwarmers_mcp.admin_body import NameIn, Strict, admin, body_as, ctx_of, found, ok
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.gateway import collections_view
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import models as model_store
@@ -31,20 +31,9 @@ class CollectionIn(Strict):
     merger: str | None = None
 
 
-class NameIn(Strict):
-    name: str = Field(min_length=1, max_length=64)
-
-
 class GatewaySettingsIn(Strict):
     max_calls: int | None = None
     max_explorers: int | None = None
-
-
-async def _find(ctx: Context, name: str) -> Collection | None:
-    try:
-        return await collection_store.get(ctx.db, name)
-    except NotFound:
-        return None
 
 
 def members_after(body: CollectionIn, before: tuple[str, ...]) -> tuple[str, ...]:
@@ -75,7 +64,7 @@ async def list_collections(request: Request) -> Response:
 async def save_collection(request: Request) -> Response:
     ctx = ctx_of(request)
     body = await body_as(request, CollectionIn, "collection")
-    before = await _find(ctx, body.name)
+    before = await found(collection_store.get(ctx.db, body.name))
     old = before or Collection(body.name)
     members = members_after(body, old.members)
     await _refuse_retired(ctx, [a for a in members if a not in old.members])

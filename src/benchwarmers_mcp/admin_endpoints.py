@@ -14,10 +14,10 @@ from pydantic import Field, field_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, ok, query_flag
+from benchwarmers_mcp.admin_body import NameIn, Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.admin_listing import served_names
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, NotFound, ProviderError
+from benchwarmers_mcp.errors import BadRequest, ProviderError
 from benchwarmers_mcp.keystore import env_name
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
@@ -74,10 +74,6 @@ class KeyIn(Strict):
         return _clean_key(value)
 
 
-class NameIn(Strict):
-    name: str = Field(min_length=1, max_length=64)
-
-
 class RemoveIn(NameIn):
     with_models: bool = False
 
@@ -94,13 +90,6 @@ async def describe(ctx: Context, e: Endpoint, models: list[model_store.ModelReco
 
 async def models_on(ctx: Context, name: str) -> list[model_store.ModelRecord]:
     return [m for m in await model_store.list_all(ctx.db) if m.endpoint == name]
-
-
-async def find_endpoint(ctx: Context, name: str) -> Endpoint | None:
-    try:
-        return await endpoint_store.get(ctx.db, name)
-    except NotFound:
-        return None
 
 
 @admin
@@ -139,7 +128,7 @@ async def save_endpoint(request: Request) -> Response:
         raise BadRequest(f"api must be one of {', '.join(APIS)}")
     if body.kind is not None and body.kind not in KINDS:
         raise BadRequest(f"kind must be one of {', '.join(KINDS)}")
-    existing = await find_endpoint(ctx, body.name)
+    existing = await found(endpoint_store.get(ctx.db, body.name))
     endpoint = merged(body, existing)
     endpoint_store.validate(endpoint)
     if body.key is not None:

@@ -11,9 +11,9 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, ok, query_flag
+from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import verdicts
@@ -157,10 +157,8 @@ async def restore(request: Request) -> Response:
     current = await model_store.get(ctx.db, body.alias)
     if not current.retired:
         raise BadRequest(f"{body.alias} is not retired")
-    try:
-        await endpoint_store.get(ctx.db, current.endpoint)
-    except NotFound:
+    if await found(endpoint_store.get(ctx.db, current.endpoint)) is None:
         raise BadRequest(f"{body.alias}'s endpoint {current.endpoint!r} is gone; add it again first "
-                         f"(`bench endpoint add {current.endpoint} --base URL`)") from None
+                         f"(`bench endpoint add {current.endpoint} --base URL`)")
     record = await model_store.restore(ctx.db, body.alias)
     return ok({"model": describe(record), "member_of": await _member_of(ctx, body.alias)})
