@@ -10,7 +10,6 @@ made and run in the app's lifespan (``serve_http``); the route finds it on ``app
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,7 +30,7 @@ from benchwarmers_mcp.errors import BadRequest, BenchError
 from benchwarmers_mcp.gateway import collections_view, panel_view
 from benchwarmers_mcp.gateway.bench_routes import parse_verdict
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import context, guarded
+from benchwarmers_mcp.gateway.dispatch import context, guarded, key_name
 from benchwarmers_mcp.gateway.naming import split_model
 from benchwarmers_mcp.gateway.openai_chat import render_error as openai_error
 from benchwarmers_mcp.mcp_tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
@@ -50,9 +49,7 @@ def refused(tool: str, error: BenchError) -> ToolFailure:
 
 
 def _key_name(request: Request | None) -> str:
-    if request is None:
-        return "local"
-    return getattr(request.state, "key_name", None) or "local"
+    return "local" if request is None else key_name(request)
 
 
 class EngineTools:
@@ -93,9 +90,7 @@ class EngineTools:
                   with_=nominees, model_name=args.collection, dialect="mcp", key_name=_key_name(request))
         check_scope = self.ctx.extras.get("check_scope")
         if check_scope is not None and request is not None:
-            checked = check_scope(request, collection)
-            if inspect.isawaitable(checked):
-                await checked
+            check_scope(request, collection)
         return await start_panel(self.ctx, ask)
 
     async def verdict(self, args: VerdictArgs, request: Request | None) -> tuple[dict[str, Any], bool]:
@@ -107,7 +102,7 @@ class EngineTools:
         return recorded.as_dict(), written
 
     async def remind(self, session: str, calls: list[str], request: Request | None) -> list[str]:
-        return await reminders.due(self.ctx.db, session, calls[-MAX_CALLS:])
+        return await reminders.due(self.ctx.db, session, calls)
 
 
 # ---- streamable HTTP ---------------------------------------------------------------------------
