@@ -24,10 +24,10 @@ from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp import limits, quota
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.gateway.body import read_json, validation_message
 from benchwarmers_mcp.gateway.dispatch import context, guarded
 from benchwarmers_mcp.gateway.openai_chat import render_error
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import limits as limit_store
 
 Count = int | None
@@ -58,8 +58,7 @@ def _parse(cls: type[Subject], body: dict[str, Any]) -> Any:
     try:
         return cls.model_validate(body)
     except ValidationError as e:
-        where = "; ".join(f"{'.'.join(str(x) for x in err['loc']) or 'body'}: {err['msg']}" for err in e.errors()[:5])
-        raise BadRequest(f"invalid limits: {where}") from None
+        raise BadRequest(f"invalid limits: {validation_message(e)}") from None
 
 
 async def _check_subject(db: Database, subject: Subject) -> tuple[str, str]:
@@ -69,8 +68,7 @@ async def _check_subject(db: Database, subject: Subject) -> tuple[str, str]:
                            " (or the connection an endpoint names)")
         return "connection", subject.connection
     assert subject.model is not None
-    if await db.fetchval("SELECT 1 FROM models WHERE alias = ?", (subject.model,)) is None:
-        raise NotFound(f"no model with alias {subject.model!r}")
+    await models.get(db, subject.model)  # NotFound names the alias
     return "model", subject.model
 
 
