@@ -38,9 +38,3 @@ async def due(db: Database, session: str, calls: list[str], *, now: float | None
         await tx.execute("DELETE FROM reminders WHERE at < ?", (now - KEEP_DAYS * 86400,))
     return fresh
 
-
-async def reminded(db: Database, session: str) -> list[str]:
-    """The seats ``session`` has been reminded about, oldest first."""
-    rows = await db.fetchall("SELECT call FROM reminders WHERE session = ? ORDER BY at, call",
-                             (session[:MAX_SESSION],))
-    return [r[0] for r in rows]
