@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from benchwarmers_mcp.errors import BadRequest, NobodySeatable, TooLarge
 from benchwarmers_mcp.messages import Ask, estimate_tokens
 from benchwarmers_mcp.store import Database, verdicts
+from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
@@ -65,12 +66,13 @@ async def lineup(db: Database, collection: Collection, ask: Ask) -> Lineup:
     if not collection.members:
         raise NobodySeatable(f"bench/{collection.name} has no members; route mode needs at least one")
     estimate = estimate_tokens(ask, count_tools=True)
-    apis = {r[0]: r[1] for r in await db.fetchall("SELECT name, api FROM endpoints")}
+    apis = {e.name: e.api for e in await endpoint_store.list_all(db)}
+    registered = {m.alias: m for m in await model_store.list_all(db)}
     eligible: list[ModelRecord] = []
     skipped: list[dict[str, str]] = []
     kinds: list[str] = []
     for alias in dict.fromkeys(collection.members):
-        model = await model_store.find(db, alias)
+        model = registered.get(alias)
         reason = ("other", "not registered") if model is None else _why_not(model, apis.get(model.endpoint), ask,
                                                                           estimate)
         if reason is None:
