@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from benchwarmers_mcp import quota
+from benchwarmers_mcp.errors import RateLimited
+from benchwarmers_mcp.providers.base import error_for_status
 from benchwarmers_mcp.quota import QuotaRecord
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -112,10 +115,22 @@ OPENROUTER_429 = {"error": {"code": 429, "message": "Rate limit exceeded: free-m
     ({}, {}, "try again in 2 hours", 7200.0),
     ({"X-RateLimit-Reset": "1767225645000"}, OPENROUTER_429, "Rate limit exceeded", 45.0),  # epoch ms
     ({}, {}, "Rate limit exceeded", None),
+    ({"retry-after": "soon"}, {}, "", None),  # unreadable: no wait, not an exception
 ])
 def test_stated_waits(headers, body, message, wait):
     got = quota.stated_wait(headers, quota.error_envelope(body), message, NOW)
     assert got == pytest.approx(wait) if wait is not None else got is None
+
+
+@pytest.mark.parametrize(("headers", "wait"), [
+    ({"retry-after-ms": "1500", "retry-after": "30"}, 1.5), ({"Retry-After": "30"}, 30.0),
+    ({"retry-after": "soon"}, None), ({}, None),
+])
+def test_error_for_status_reads_the_same_waits(headers, wait):
+    """Providers map a 429 with the same reading of retry-after that pacing uses; nonsense is no wait."""
+    error = error_for_status(429, httpx.Headers(headers), b'{"error": {"message": "slow down"}}')
+    assert isinstance(error, RateLimited) and error.message == "upstream 429: slow down"
+    assert error.retry_after == pytest.approx(wait) if wait is not None else error.retry_after is None
 
 
 def test_quota_failure_and_copied_headers_in_bodies():

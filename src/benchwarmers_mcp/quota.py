@@ -207,8 +207,9 @@ def records_from_body(error: Mapping[str, Any], now: float, wait: float | None) 
     return records
 
 
-def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: str, now: float) -> float | None:
-    """How long the provider asked us to wait, in seconds, from every place it may say so."""
+def retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number, a duration or an HTTP date);
+    None when neither is there or readable."""
     lowered = {k.lower(): v for k, v in headers.items()}
     for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
         value = lowered.get(name)
@@ -219,6 +220,14 @@ def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: s
             moment = _parse_date(value)
             if moment is not None:
                 return max(0.0, moment - now)
+    return None
+
+
+def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: str, now: float) -> float | None:
+    """How long the provider asked us to wait, in seconds, from every place it may say so."""
+    in_headers = retry_after(headers, now)
+    if in_headers is not None:
+        return in_headers
     for detail in _details(error, "google.rpc.RetryInfo"):
         seconds = parse_duration(str(detail.get("retryDelay", "")))
         if seconds is not None:
@@ -229,7 +238,7 @@ def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: s
     phrase = wait_in_text(message or str(error.get("message", "")))
     if phrase is not None:
         return phrase
-    reset = lowered.get("x-ratelimit-reset")
+    reset = {k.lower(): v for k, v in headers.items()}.get("x-ratelimit-reset")
     moment = parse_reset(reset, now) if reset else None
     return None if moment is None else max(0.0, moment - now)
 

@@ -8,7 +8,7 @@ is built with (base URL, key, headers, the one shared ``httpx.AsyncClient``). Pr
 
 from __future__ import annotations
 
-import email.utils
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +17,7 @@ from typing import Protocol
 
 import httpx
 
+from benchwarmers_mcp import quota
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -63,28 +64,8 @@ def map_transport_errors() -> Iterator[None]:
         raise UpstreamFailure(f"upstream call failed: {type(e).__name__}: {e}") from e
 
 
-def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), as seconds from now."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
-
-
 def error_message(body: bytes | str) -> str:
     """The human message out of an upstream error body, whatever its shape."""
-    import json
-
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     try:
         data = json.loads(text)
@@ -103,7 +84,7 @@ def error_message(body: bytes | str) -> str:
 def error_for_status(status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
     """Map an upstream HTTP status to the error tree (statuses, never message matching)."""
     message = f"upstream {status}: {error_message(body)}"
-    wait = retry_after_seconds(headers)
+    wait = quota.retry_after(headers, time.time())
     if status == 429:
         return RateLimited(message, upstream_status=status, retry_after=wait)
     if status == 404:
