@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -13,6 +14,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from benchwarmers_mcp import __version__
+from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.servers import free_port, serve_in_thread
@@ -346,3 +348,16 @@ def test_status_names_endpoints_without_a_key(api: httpx.Client, upstream: str) 
     body = api.get("/api/status").json()
     assert body["endpoints_without_key"] == ["fake"]
     assert body["counts"]["endpoints"] == 2
+
+
+def test_a_key_shadowed_by_the_environment_is_noted(settings: Settings, upstream: str) -> None:
+    shadowed = replace(settings, port=free_port(), env_keys={"FAKE": "sk-from-env"})
+    with serve_in_thread(create_app(shadowed), shadowed.port) as base, httpx.Client(base_url=base) as client:
+        saved = add_fake(client, upstream).json()
+        rekeyed = post(client, "/api/endpoint/key", {"name": "fake", "key": "sk-other"}).json()
+        unkeyed = post(client, "/api/endpoint", {"name": "fake", "base": upstream}).json()
+    for reply in (saved, rekeyed):
+        assert reply["key_saved"] is True
+        assert "BENCHWARMERS_KEY_FAKE" in reply["note"] and "sk-" not in reply["note"]
+        assert reply["endpoint"]["key_source"] == "environment"
+    assert "note" not in unkeyed

@@ -8,6 +8,7 @@ never written to the data folder, a log, or a reply.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -99,11 +100,12 @@ async def list_endpoints(request: Request) -> Response:
     return ok({"endpoints": [await describe(ctx, e, models) for e in await endpoint_store.list_all(ctx.db)]})
 
 
-def _env_note(ctx: Context, key_name: str) -> str | None:
+def _env_note(ctx: Context, key_name: str) -> dict[str, str]:
+    """A ``note`` for the reply when a key just saved is shadowed by the server's environment."""
     if ctx.keys.source(key_name) == "environment":
-        return (f"BENCHWARMERS_KEY_{env_name(key_name)} is set in the server's environment and wins over "
-                "the keys file")
-    return None
+        return {"note": f"BENCHWARMERS_KEY_{env_name(key_name)} is set in the server's environment and wins "
+                        "over the keys file"}
+    return {}
 
 
 def merged(body: EndpointIn, existing: Endpoint | None) -> Endpoint:
@@ -136,9 +138,8 @@ async def save_endpoint(request: Request) -> Response:
     saved = await endpoint_store.add(ctx.db, endpoint)
     out: dict[str, Any] = {"endpoint": await describe(ctx, saved), "created": existing is None,
                            "key_saved": body.key is not None}
-    note = _env_note(ctx, saved.key_name or saved.name) if body.key is not None else None
-    if note:
-        out["note"] = note
+    if body.key is not None:
+        out.update(_env_note(ctx, saved.key_name or saved.name))
     return ok(out, 201 if existing is None else 200)
 
 
@@ -150,15 +151,9 @@ async def set_key(request: Request) -> Response:
     endpoint = await endpoint_store.get(ctx.db, body.name)
     key_name = endpoint.key_name or endpoint.name
     if endpoint.key_name is None:
-        endpoint = await endpoint_store.add(ctx.db, Endpoint(endpoint.name, endpoint.base_url, endpoint.api,
-                                                             endpoint.kind, key_name, endpoint.headers,
-                                                             endpoint.connection))
+        endpoint = await endpoint_store.add(ctx.db, replace(endpoint, key_name=key_name))
     ctx.keys.set(key_name, body.key)
-    out: dict[str, Any] = {"endpoint": await describe(ctx, endpoint), "key_saved": True}
-    note = _env_note(ctx, key_name)
-    if note:
-        out["note"] = note
-    return ok(out)
+    return ok({"endpoint": await describe(ctx, endpoint), "key_saved": True, **_env_note(ctx, key_name)})
 
 
 @admin
