@@ -97,7 +97,6 @@ class Policy:
     cors_origins: frozenset[str]
     admin_token: str | None
     keys_required: bool
-    secure_cookie: bool
     max_body: int
 
     @classmethod
@@ -107,7 +106,6 @@ class Policy:
             cors_origins=frozenset(o.strip().rstrip("/").lower() for o in settings.allowed_origins),
             admin_token=settings.admin_token,
             keys_required=bool(settings.require_keys or settings.admin_token),
-            secure_cookie=bool(settings.public_url and settings.public_url.lower().startswith("https://")),
             max_body=settings.max_body,
         )
 
@@ -123,6 +121,11 @@ class Policy:
 
     def cors_allowed(self, origin: str) -> bool:
         return origin.strip().rstrip("/").lower() in self.cors_origins
+
+
+def secure_cookie(settings: Settings) -> bool:
+    """The login cookie is Secure when the server is reached over https."""
+    return bool(settings.public_url and settings.public_url.lower().startswith("https://"))
 
 
 def public_url_problem(url: str) -> str | None:

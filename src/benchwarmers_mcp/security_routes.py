@@ -20,7 +20,7 @@ from benchwarmers_mcp.admin_body import admin, ctx_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.security import Policy, describe, startup_problems
+from benchwarmers_mcp.security import describe, secure_cookie, startup_problems
 from benchwarmers_mcp.store import keys as key_store
 
 
@@ -71,7 +71,7 @@ async def login(request: Request) -> Response:
         raise Unauthorized("wrong admin token", headers=dict(auth.CHALLENGE))
     now = time.time()
     response = JSONResponse({"ok": True, "expires": auth.expiry_from(now)}, headers={"Cache-Control": "no-store"})
-    auth.set_session(response, token, secure=Policy.from_settings(settings).secure_cookie, now=now)
+    auth.set_session(response, token, secure=secure_cookie(settings), now=now)
     return response
 
 
@@ -79,7 +79,7 @@ async def login(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     settings = ctx_of(request).settings
     response = JSONResponse({"ok": True})
-    auth.clear_session(response, secure=Policy.from_settings(settings).secure_cookie)
+    auth.clear_session(response, secure=secure_cookie(settings))
     return response
 
 
