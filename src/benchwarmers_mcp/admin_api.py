@@ -27,20 +27,23 @@ def server_url(settings: Settings) -> str:
     return f"http://{host}:{settings.port}"
 
 
+COUNTS = {
+    "endpoints": "SELECT COUNT(*) FROM endpoints",
+    "models": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 0",
+    "ad_hoc": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 1",
+    "retired": "SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL",
+    "collections": "SELECT COUNT(*) FROM collections",
+    "panels": "SELECT COUNT(*) FROM panels",
+    "calls": "SELECT COUNT(*) FROM seats",
+    "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
+    "owed": "SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty') AND call NOT IN (SELECT call FROM verdicts)",
+}
+
+
 async def counts(ctx: Context) -> dict[str, int]:
-    one = ctx.db.fetchval
-    return {
-        "endpoints": await one("SELECT COUNT(*) FROM endpoints"),
-        "models": await one("SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 0"),
-        "ad_hoc": await one("SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 1"),
-        "retired": await one("SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL"),
-        "collections": await one("SELECT COUNT(*) FROM collections"),
-        "panels": await one("SELECT COUNT(*) FROM panels"),
-        "calls": await one("SELECT COUNT(*) FROM seats"),
-        "verdicts": await one("SELECT COUNT(DISTINCT call) FROM verdicts"),
-        "owed": await one("SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty')"
-                          " AND call NOT IN (SELECT call FROM verdicts)"),
-    }
+    """Every count in one query (one read, one consistent snapshot), not one round trip each."""
+    row = await ctx.db.fetchone("SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items()))
+    return {name: row[name] for name in COUNTS}
 
 
 async def keyless(ctx: Context) -> list[str]:
