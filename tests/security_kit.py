@@ -33,6 +33,10 @@ FAMILIES = [
 ]
 
 
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
 @asynccontextmanager
 async def app_client(settings: Settings, **overrides: Any) -> AsyncIterator[httpx.AsyncClient]:
     """The app with its lifespan entered, reached through httpx's ASGI transport as 127.0.0.1:<port>."""

@@ -15,7 +15,7 @@ from google.genai import errors as genai_errors
 
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.security_kit import app_client
+from tests.security_kit import app_client, bearer
 from tests.seed import seed, seed_async
 
 pytestmark = pytest.mark.anyio
@@ -39,10 +39,6 @@ async def make_key(client: httpx.AsyncClient, name: str, **extra) -> str:
     r = await client.post("/api/gateway-key", json={"name": name, **extra})
     assert r.status_code == 200, r.text
     return r.json()["key"]
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 async def test_a_key_is_shown_once_and_only_its_hash_is_kept(settings: Settings, home: Path) -> None:

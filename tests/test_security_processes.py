@@ -24,7 +24,7 @@ from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.security_kit import ADMIN_TOKEN
+from tests.security_kit import ADMIN_TOKEN, bearer
 from tests.servers import free_port, serve_in_thread, server_env, spawn_server
 
 pytestmark = pytest.mark.e2e
@@ -32,10 +32,6 @@ SCRIPT = Path(sys.executable).parent / "benchwarmers"
 UPSTREAM_KEY = "sk-upstream-" + "Zq81xLmP0aR7vT2wQe5"
 PROMPT_MARK = "PROMPT-MARK-" + "7c1e0d"
 PROMPT = [{"role": "user", "content": f"{PROMPT_MARK}: where can this return a stale value?"}]
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 def refuse(home: Path, **env: str) -> subprocess.CompletedProcess:
