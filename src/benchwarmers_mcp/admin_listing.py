@@ -14,6 +14,7 @@ import httpx
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.providers.anthropic import VERSION as ANTHROPIC_VERSION
 from benchwarmers_mcp.providers.base import map_transport_errors, raise_for_status
 from benchwarmers_mcp.providers.simulated import demo_served_names
 from benchwarmers_mcp.store.endpoints import Endpoint
@@ -48,7 +49,7 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
     base = endpoint.base_url.rstrip("/")
     headers = dict(endpoint.headers)
     if endpoint.api == "anthropic":
-        headers["anthropic-version"] = "2023-06-01"
+        headers["anthropic-version"] = ANTHROPIC_VERSION
         if key:
             headers["x-api-key"] = key
         return f"{base}/models", headers, _ids
