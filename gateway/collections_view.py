@@ -1,9 +1,13 @@
-"""Collections as callers list them: what each is for, who sits, what the members can do together."""
+"""Collections as callers list them: what each is for, who sits, what the members can do together;
+and the two scope-aware look-ups every face shares (the listing, one collection by name)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from starlette.requests import Request
+
+from benchwarmers_mcp.gateway.dispatch import context
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import models as model_store
@@ -52,3 +56,19 @@ def with_modes(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
             if mode != item["reply"]:
                 out.append((f"{item['id']}:{mode}", item))
     return out
+
+
+async def listed(request: Request) -> list[tuple[str, dict[str, Any]]]:
+    """The collections under every reply mode, limited to the caller's key scope."""
+    ctx = context(request)
+    scope = ctx.extras.get("scope_of")
+    return with_modes(await entries(ctx.db, only=scope(request) if scope else None))
+
+
+async def resolve_for(request: Request, name: str) -> Collection:
+    """A collection the caller may use, by name (403 out of the key's scope, 404 unknown)."""
+    ctx = context(request)
+    check_scope = ctx.extras.get("check_scope")
+    if check_scope:
+        check_scope(request, name)
+    return await collection_store.resolve(ctx.db, name)

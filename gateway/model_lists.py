@@ -19,9 +19,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound
+from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.gateway import anthropic, collections_view, gemini, ollama, openai_chat
-from benchwarmers_mcp.gateway.dispatch import guarded, log
+from benchwarmers_mcp.gateway.dispatch import guarded
 
 Entry = tuple[str, dict[str, Any]]
 RENDERERS = {"openai": openai_chat.render_error, "anthropic": anthropic.render_error, "gemini": gemini.render_error}
@@ -36,12 +36,6 @@ def flavour(request: Request) -> str:
     if "anthropic-version" in headers:
         return "anthropic"
     return "openai"
-
-
-async def listed(request: Request) -> list[Entry]:
-    ctx = request.app.state.ctx
-    scope = ctx.extras.get("scope_of")
-    return collections_view.with_modes(await collections_view.entries(ctx.db, only=scope(request) if scope else None))
 
 
 def qualified(name: str) -> str:
@@ -131,13 +125,11 @@ def by_flavour(handler: Callable[[Request, str], Awaitable[Response]]) -> Callab
 
     async def wrapped(request: Request) -> Response:
         kind = flavour(request)
-        try:
+
+        async def as_kind(request: Request) -> Response:
             return await handler(request, kind)
-        except BenchError as e:
-            return RENDERERS[kind](e)
-        except Exception:
-            log.exception("unexpected failure on %s %s", request.method, request.url.path)
-            return RENDERERS[kind](BenchError("internal error in the gateway; the server log has the details"))
+
+        return await guarded(RENDERERS[kind])(as_kind)(request)
 
     wrapped.__name__ = handler.__name__
     return wrapped
@@ -146,7 +138,7 @@ def by_flavour(handler: Callable[[Request, str], Awaitable[Response]]) -> Callab
 @by_flavour
 async def list_models(request: Request, kind: str) -> Response:
     """``GET /v1/models`` (and ``/models``), in the asking SDK's shape."""
-    entries = await listed(request)
+    entries = await collections_view.listed(request)
     if kind == "gemini":
         return JSONResponse(gemini_page(request, entries))
     if kind == "anthropic":
@@ -157,7 +149,7 @@ async def list_models(request: Request, kind: str) -> Response:
 @by_flavour
 async def get_model(request: Request, kind: str) -> Response:
     """``GET /v1/models/<name>``, in the asking SDK's shape."""
-    name, item = find(await listed(request), request.path_params["rest"])
+    name, item = find(await collections_view.listed(request), request.path_params["rest"])
     entry = {"gemini": gemini_entry, "anthropic": anthropic_entry, "openai": openai_entry}[kind]
     return JSONResponse(entry(name, item))
 
@@ -165,17 +157,17 @@ async def get_model(request: Request, kind: str) -> Response:
 @guarded(gemini.render_error)
 async def gemini_list(request: Request) -> Response:
     """``GET /v1beta/models``."""
-    return JSONResponse(gemini_page(request, await listed(request)))
+    return JSONResponse(gemini_page(request, await collections_view.listed(request)))
 
 
 @guarded(gemini.render_error)
 async def gemini_get(request: Request) -> Response:
     """``GET /v1beta/models/<name>``."""
-    name, item = find(await listed(request), request.path_params["rest"])
+    name, item = find(await collections_view.listed(request), request.path_params["rest"])
     return JSONResponse(gemini_entry(name, item))
 
 
 @guarded(ollama.render_error)
 async def ollama_tags(request: Request) -> Response:
     """``GET /api/tags``."""
-    return JSONResponse({"models": [ollama_entry(n, i) for n, i in await listed(request)]})
+    return JSONResponse({"models": [ollama_entry(n, i) for n, i in await collections_view.listed(request)]})

@@ -38,7 +38,6 @@ from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
 from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult
 from benchwarmers_mcp.panel import PanelRun
-from benchwarmers_mcp.store import collections as collection_store
 
 VERSION = "0.12.0"
 SAMPLING = {"temperature": "temperature", "top_p": "top_p", "num_predict": "max_tokens", "stop": "stop",
@@ -207,11 +206,7 @@ GENERATE = Dialect("ollama-generate", parse_generate, responder("response"), ren
 async def _load(request: Request, body: dict[str, Any], field: str) -> Response:
     """No prompt at all: Ollama's way to load a model. Checks the collection, runs nothing."""
     collection, _ = split_model(model_name(body.get("model")))
-    ctx = request.app.state.ctx
-    check_scope = ctx.extras.get("check_scope")
-    if check_scope:
-        check_scope(request, collection)
-    await collection_store.resolve(ctx.db, collection)
+    await collections_view.resolve_for(request, collection)
     line = _line(Ask(collection, (), model_name=str(body["model"])), field, "")
     return JSONResponse({**line, "done": True, "done_reason": "load"})
 
@@ -238,9 +233,7 @@ async def show(request: Request) -> Response:
     name = model_name(body.get("model") or body.get("name"))
     if not isinstance(name, str) or not name:
         raise BadRequest("model is required")
-    ctx = request.app.state.ctx
-    scope = ctx.extras.get("scope_of")
-    items = collections_view.with_modes(await collections_view.entries(ctx.db, only=scope(request) if scope else None))
+    items = await collections_view.listed(request)
     wanted = name if name.startswith("bench/") else f"bench/{name}"
     found = next((item for listed, item in items if listed == wanted), None)
     if found is None:

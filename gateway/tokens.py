@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from benchwarmers_mcp.gateway.collections_view import resolve_for
 from benchwarmers_mcp.messages import Ask, Usage, estimate_text_tokens, estimate_tokens
 from benchwarmers_mcp.panel import PanelRun
-from benchwarmers_mcp.store import collections as collection_store
 
 
 def panel_usage(run: PanelRun, ask: Ask, answer_text: str) -> Usage:
@@ -26,9 +26,5 @@ def count(ask: Ask) -> int:
 
 async def counted(request: Request, ask: Ask) -> int:
     """A count route's answer for a collection the caller may use (404 when unknown, 403 out of scope)."""
-    ctx = request.app.state.ctx
-    check_scope = ctx.extras.get("check_scope")
-    if check_scope:
-        check_scope(request, ask.collection)
-    await collection_store.resolve(ctx.db, ask.collection)
+    await resolve_for(request, ask.collection)
     return count(ask)
