@@ -76,9 +76,7 @@ async def save_collection(request: Request) -> Response:
         body.reply if body.reply is not None else old.reply,
         body.merger if body.merger is not None else old.merger)
     saved = await collection_store.save(ctx.db, wanted)
-    everyone = {m.alias: m for m in await model_store.list_all(ctx.db)}
-    gateway = await collection_store.gateway_settings(ctx.db)
-    entry = collections_view.entry(saved, everyone, gateway.explorers_for(len(saved.members)))
+    [entry] = await collections_view.entries(ctx.db, only={saved.name})
     return ok({"collection": entry, "created": before is None}, 201 if before is None else 200)
 
 
