@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from benchwarmers_mcp.store.db import Database, Transaction
+from benchwarmers_mcp.store.db import Database
 
 WINDOW = 60.0  # seconds in the rpm window
 TOUCH_EVERY = 60.0  # last_used is written at most this often
@@ -43,14 +43,11 @@ def _row(row) -> GatewayKey:
 async def add(db: Database, key: GatewayKey) -> bool:
     """Store a new key; False when the name is taken."""
     scope = json.dumps(list(key.collections)) if key.collections is not None else None
-    async with db.transaction() as tx:
-        if await tx.fetchone("SELECT 1 FROM gateway_keys WHERE name = ?", (key.name,)):
-            return False
-        await tx.execute(
-            "INSERT INTO gateway_keys (name, sha256, hint, collections, rpm, created, last_used)"
-            " VALUES (?, ?, ?, ?, ?, ?, NULL)",
-            (key.name, key.sha256, key.hint, scope, key.rpm, key.created))
-    return True
+    added = await db.write(
+        "INSERT OR IGNORE INTO gateway_keys (name, sha256, hint, collections, rpm, created, last_used)"
+        " VALUES (?, ?, ?, ?, ?, ?, NULL)",
+        (key.name, key.sha256, key.hint, scope, key.rpm, key.created))
+    return added > 0
 
 
 async def list_all(db: Database) -> list[GatewayKey]:
@@ -62,10 +59,6 @@ async def remove(db: Database, name: str) -> bool:
         gone = await tx.execute("DELETE FROM gateway_keys WHERE name = ?", (name,))
         await tx.execute("DELETE FROM key_hits WHERE key_name = ?", (name,))
     return gone > 0
-
-
-async def _still_there(tx: Transaction, name: str) -> bool:
-    return await tx.fetchone("SELECT 1 FROM gateway_keys WHERE name = ?", (name,)) is not None
 
 
 async def admit(db: Database, key: GatewayKey, now: float) -> float | None:
@@ -83,8 +76,9 @@ async def admit(db: Database, key: GatewayKey, now: float) -> float | None:
                                     (key.name,))
             if row["n"] >= key.rpm:
                 return max(0.0, row["first"] + WINDOW - now)
-            if await _still_there(tx, key.name):
-                await tx.execute("INSERT INTO key_hits (key_name, at) VALUES (?, ?)", (key.name, now))
+            # counted only while the key exists: a revocation racing this request leaves no stray hit
+            await tx.execute("INSERT INTO key_hits (key_name, at) SELECT name, ? FROM gateway_keys WHERE name = ?",
+                             (now, key.name))
         if touch:
             await tx.execute("UPDATE gateway_keys SET last_used = ? WHERE name = ?", (now, key.name))
     return None
