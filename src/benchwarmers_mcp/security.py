@@ -105,7 +105,7 @@ class Policy:
             hosts=_hosts(settings),
             cors_origins=frozenset(o.strip().rstrip("/").lower() for o in settings.allowed_origins),
             admin_token=settings.admin_token,
-            keys_required=bool(settings.require_keys or settings.admin_token),
+            keys_required=keys_required(settings),
             max_body=settings.max_body,
         )
 
@@ -121,6 +121,11 @@ class Policy:
 
     def cors_allowed(self, origin: str) -> bool:
         return origin.strip().rstrip("/").lower() in self.cors_origins
+
+
+def keys_required(settings: Settings) -> bool:
+    """Gateway routes want a key when asked to, and always once an admin token guards the server."""
+    return bool(settings.require_keys or settings.admin_token)
 
 
 def secure_cookie(settings: Settings) -> bool:
@@ -177,7 +182,7 @@ def describe(settings: Settings) -> dict:
     return {
         "admin_token_set": bool(settings.admin_token),
         "require_keys": bool(settings.require_keys),
-        "keys_required": bool(settings.require_keys or settings.admin_token),
+        "keys_required": keys_required(settings),
         "bind": settings.bind,
         "port": settings.port,
         "allowed_hosts": list(settings.allowed_hosts),
