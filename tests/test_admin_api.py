@@ -100,6 +100,7 @@ def test_changing_an_endpoint_keeps_what_is_not_given(api: httpx.Client, upstrea
     ({"name": "ok"}, 400, "base URL"),
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "api": "soap"}, 400, "api must be one of"),
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "kind": "cloud"}, 400, "kind must be one of"),
+    ({"name": "ok", "api": "simulated", "kind": "cloud"}, 400, "kind must be one of"),
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "key": "two words"}, 400, "no spaces"),
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "key": "   "}, 400, "empty"),
     ({"name": "ok", "base": "http://127.0.0.1:1/v1", "secret": "x"}, 400, "secret"),
