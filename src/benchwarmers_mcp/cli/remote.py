@@ -146,9 +146,8 @@ class Remote:
 
     def decode(self, method: str, path: str, response: httpx.Response) -> Any:
         """The JSON answer, or a ``CliError`` saying what the server refused and why."""
-        message = server_message(response)
         if response.status_code >= 400:
-            raise CliError(self._explain(method, path, response.status_code, message))
+            raise CliError(self._explain(method, path, response.status_code, server_message(response)))
         try:
             return response.json()
         except ValueError:
