@@ -35,15 +35,19 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], stream: TextIO 
     out.flush()
 
 
+def span(seconds: float) -> str:
+    """A length of time in its largest whole unit: ``2d``, ``3h``, ``5m``, ``40s``."""
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
 def ago(stamp: float | None, now: float | None = None) -> str:
     """``3m ago``, ``2d ago``; ``never`` for no time."""
     if not stamp:
         return "never"
-    seconds = max(0.0, (now or time.time()) - stamp)
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return f"{int(seconds)}s ago"
+    return f"{span(max(0.0, (now or time.time()) - stamp))} ago"
 
 
 def when(value: Any, now: float | None = None) -> str:
@@ -59,12 +63,7 @@ def when(value: Any, now: float | None = None) -> str:
             return str(value)
     left = stamp - (now or time.time())
     local = datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
-    if left <= 0:
-        return f"{local} (passed)"
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if left >= size:
-            return f"{local} (in {int(left // size)}{unit})"
-    return f"{local} (in {int(left)}s)"
+    return f"{local} (passed)" if left <= 0 else f"{local} (in {span(left)})"
 
 
 def yes_no_unknown(value: bool | None) -> str:
