@@ -9,7 +9,7 @@ and the gate, in one query) and one transaction after it (the ledger row), as be
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field, replace
 
@@ -91,16 +91,10 @@ class ModelCaller:
             raise NotFound(f"no endpoint named {model.endpoint!r} (model {model.alias})")
         return gate
 
-    async def endpoint_of(self, model: ModelRecord) -> Endpoint:
-        return (await self.gate_of(model)).endpoint
-
     def provider(self, endpoint: Endpoint, timeout: float, call: _Call | None = None) -> Provider:
         connection = Connection(endpoint.base_url, self.keys.get(endpoint.key_name), self.client,
                                 dict(endpoint.headers), timeout, call.observe if call else None)
         return make_provider(endpoint.api, connection)
-
-    def _policy_for(self, info: CallInfo) -> PacingPolicy:
-        return self.policy if info.retries is None else replace(self.policy, retries=info.retries)
 
     def request_for(self, model: ModelRecord, request: ModelRequest) -> ModelRequest:
         """The model's own served name and call options (its options win over the caller's)."""
@@ -126,16 +120,21 @@ class ModelCaller:
             raise
         return call
 
-    async def _send(self, call: _Call, request: ModelRequest,
-                    send: Callable[[Provider, ModelRequest], Awaitable[Answer]]) -> Answer:
-        """Send with retries: connection errors, 408, 409, 5xx and a 429 with a short stated wait."""
+    def _retry_wait(self, call: _Call, error: ProviderError) -> float | None:
+        """Seconds before another attempt, or None: connection errors, 408, 409, 5xx and a 429 with a
+        short stated wait are retried (as often as the caller's policy allows) within the deadline."""
+        policy = self.policy if call.info.retries is None else replace(self.policy, retries=call.info.retries)
+        wait = retry_wait(policy, error, call.attempts)
+        return None if wait is None or wait >= call.remaining() else wait
+
+    async def _complete_attempts(self, call: _Call, request: ModelRequest) -> Answer:
         while True:
             call.attempts += 1
             try:
-                return await send(self.provider(call.gate.endpoint, call.remaining(), call), request)
+                return await self.provider(call.gate.endpoint, call.remaining(), call).complete(request)
             except ProviderError as e:
-                wait = retry_wait(self._policy_for(call.info), e, call.attempts)
-                if wait is None or wait >= call.remaining():
+                wait = self._retry_wait(call, e)
+                if wait is None:
                     raise
                 await anyio.sleep(wait)
 
@@ -177,7 +176,7 @@ class ModelCaller:
         call = await self._open(model, request, timeout, info)
         answer: Answer | None = None
         async with self._bounded(call, timeout, lambda: answer):
-            answer = await self._send(call, self.request_for(model, request), lambda p, r: p.complete(r))
+            answer = await self._complete_attempts(call, self.request_for(model, request))
             return answer
 
     async def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
@@ -203,8 +202,8 @@ class ModelCaller:
                         yield event
                 return
             except ProviderError as e:
-                wait = None if started else retry_wait(self._policy_for(call.info), e, call.attempts)
-                if wait is None or wait >= call.remaining():
+                wait = None if started else self._retry_wait(call, e)
+                if wait is None:
                     raise
                 await anyio.sleep(wait)
 
