@@ -36,6 +36,7 @@ from benchwarmers_mcp.gateway.openai_chat import render_error as openai_error
 from benchwarmers_mcp.mcp_tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
 from benchwarmers_mcp.messages import Ask, user
 from benchwarmers_mcp.panel import PanelRun, start_panel
+from benchwarmers_mcp.security import has_port
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import reminders, verdicts
 
@@ -109,11 +110,7 @@ class EngineTools:
 
 def _host_patterns(host: str) -> list[str]:
     """A configured host as the SDK matches it: as given, plus any port when it names none."""
-    try:
-        has_port = urlsplit(f"//{host}").port is not None
-    except ValueError:
-        return [host]
-    return [host] if has_port else [host, f"{host}:*"]
+    return [host] if has_port(host) else [host, f"{host}:*"]
 
 
 def _hosts_and_origins(settings: Settings) -> tuple[list[str], list[str]]:

@@ -65,7 +65,8 @@ def is_loopback(bind: str) -> bool:
         return False
 
 
-def _has_port(host: str) -> bool:
+def has_port(host: str) -> bool:
+    """``host:port`` (an IPv6 literal's own colons do not count)."""
     return bool(re.search(r":\d{1,5}$", host)) and not host.endswith("]")
 
 
@@ -76,12 +77,12 @@ def _hosts(settings: Settings) -> frozenset[str]:
         hosts |= {"127.0.0.1", "localhost", "[::1]"}
     for entry in settings.allowed_hosts:
         h = entry.strip().lower()
-        hosts |= {h} if _has_port(h) else {h, f"{h}:{port}"}
+        hosts |= {h} if has_port(h) else {h, f"{h}:{port}"}
     if settings.public_url:
         parts = urlsplit(settings.public_url)
         netloc, default = parts.netloc.lower(), 443 if parts.scheme == "https" else 80
         hosts.add(netloc)
-        if _has_port(netloc):
+        if has_port(netloc):
             if netloc.endswith(f":{default}"):
                 hosts.add(netloc.rsplit(":", 1)[0])
         else:
