@@ -20,6 +20,7 @@ from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import options, panel_stream, panel_view, retry, tokens
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway.openai_chat import error_body, usage_body
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.messages import Ask, Message, Text
 from benchwarmers_mcp.panel import PanelRun
@@ -70,9 +71,7 @@ class Chunks:
 
 
 def _usage(run: PanelRun, ask: Ask, text: str) -> dict[str, int]:
-    usage = tokens.panel_usage(run, ask, text)
-    return {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
-            "total_tokens": usage.total}
+    return usage_body(tokens.panel_usage(run, ask, text))
 
 
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
@@ -95,10 +94,6 @@ def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhea
     text = panel_view.content(run)
     reply = Chunks(ask.model_name).body(text, "stop", usage=_usage(run, ask, text), bench=panel_view.bench_field(run))
     return JSONResponse(reply, headers=headers)
-
-
-def error_body(error: BenchError) -> dict[str, Any]:
-    return {"error": {"message": error.message, "type": "bench_gateway", "code": error.status}}
 
 
 def render_error(error: BenchError) -> Response:

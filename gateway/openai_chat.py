@@ -12,14 +12,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import panel_view, route_openai, tool_defs
+from benchwarmers_mcp.gateway import panel_stream, panel_view, route_openai, tool_defs
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.images import parse_image_url
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
-from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import function_calls
-from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult
-from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
+from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
             "frequency_penalty", "n", "reasoning_effort", "logit_bias", "user")
@@ -136,8 +136,8 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
 
 # ---- render ------------------------------------------------------------------------------------
 
-def usage_dict(run: PanelRun) -> dict[str, int]:
-    u = run.usage
+def usage_body(u: Usage) -> dict[str, int]:
+    """Token counts under chat completions' names (the legacy completions and route mode use them too)."""
     return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens, "total_tokens": u.total}
 
 
@@ -147,7 +147,7 @@ def completion(run: PanelRun) -> dict[str, Any]:
         "model": run.collection.qualified,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": panel_view.content(run), "refusal": None},
                      "logprobs": None, "finish_reason": "stop"}],
-        "usage": usage_dict(run), "bench": panel_view.bench_field(run),
+        "usage": usage_body(run.usage), "bench": panel_view.bench_field(run),
     }
 
 
@@ -169,23 +169,14 @@ class ChunkWriter:
 async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> AsyncIterator[bytes]:
     out = ChunkWriter(run.collection.qualified)
     yield out.chunk({"role": "assistant", "content": ""})
-    if run.reply != "merged":
-        yield out.chunk({"content": panel_view.heading(run)})
     try:
-        async for event in run.events(keepalive):
-            if event is None:
-                yield KEEPALIVE_COMMENT
-            elif isinstance(event, SeatDone) and run.reply != "merged":
-                yield out.chunk({"content": panel_view.section(run, event.record)})
-            elif isinstance(event, MergeDone):
-                yield out.chunk({"content": panel_view.merged_content(run)})
-        if run.reply != "merged":
-            yield out.chunk({"content": panel_view.footer(run)})
+        async for frame in panel_stream.framed(run, keepalive, lambda piece: out.chunk({"content": piece}), []):
+            yield frame
         yield out.chunk({}, "stop", bench=panel_view.bench_field(run))
         if include_usage:
-            yield out.usage(usage_dict(run))
-    except BenchError as e:
-        yield sse({"error": error_body(e)["error"]})
+            yield out.usage(usage_body(run.usage))
+    except Exception as e:
+        yield sse({"error": error_body(panel_stream.as_bench_error(e))["error"]})
     yield b"data: [DONE]\n\n"
 
 

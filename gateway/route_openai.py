@@ -31,8 +31,7 @@ def _chat() -> Any:
 
 def _map_usage(usage: Usage | None) -> dict[str, Any]:
     u = usage or Usage()
-    out: dict[str, Any] = {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
-                           "total_tokens": u.total}
+    out: dict[str, Any] = _chat().usage_body(u)
     if u.reasoning_tokens:
         out["completion_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens}
     return out
