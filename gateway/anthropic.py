@@ -32,7 +32,7 @@ from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import arguments_text
-from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult
+from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
 from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop"}
@@ -237,8 +237,9 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
 
 # ---- render ------------------------------------------------------------------------------------
 
-def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
-    return {"input_tokens": input_tokens, "output_tokens": output_tokens,
+def usage_body(u: Usage) -> dict[str, int]:
+    """Token counts in Messages' shape (route mode uses it too); nothing is ever cached."""
+    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
@@ -247,7 +248,7 @@ def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
     usage = tokens.panel_usage(run, ask, text)
     return {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": _usage(usage.input_tokens, usage.output_tokens), "bench": panel_view.bench_field(run)}
+            "usage": usage_body(usage), "bench": panel_view.bench_field(run)}
 
 
 def event(kind: str, **data: Any) -> bytes:
@@ -260,7 +261,7 @@ def _text_delta(piece: str) -> bytes:
 
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
     start = {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
-             "content": [], "stop_reason": None, "stop_sequence": None, "usage": _usage(tokens.count(ask), 0)}
+             "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage_body(Usage(tokens.count(ask), 0))}
     yield event("message_start", message=start)
     yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
     sent: list[str] = []

@@ -39,9 +39,7 @@ def _map_stop(answer: Answer) -> str:
 
 
 def _map_usage(usage: Usage | None) -> dict[str, int]:
-    u = usage or Usage()
-    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return _face().usage_body(usage or Usage())
 
 
 def _tool_use(call: ToolCall, with_input: bool = True) -> dict[str, Any]:
