@@ -29,6 +29,7 @@ import httpx
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.mcp_tools import AskArgs, Progress, ToolFailure, VerdictArgs, build_server
+from benchwarmers_mcp.providers.base import error_message
 
 log = logging.getLogger("benchwarmers.mcp")
 
@@ -69,18 +70,6 @@ class Remote:
                 f"`benchwarmers demo`), or set BENCHWARMERS_URL to a running server.")
 
 
-def _message(body: bytes) -> str:
-    """The error text of a refusal body in any of the gateway's shapes."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body.decode("utf-8", errors="replace").strip()[:500] or "no details"
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict):
-        return str(error.get("message") or error)
-    return str(error or data)[:500]
-
-
 class PanelStream:
     """Reads the streamed chat completion of a panel: content pieces, progress, the ``bench`` field."""
 
@@ -103,7 +92,7 @@ class PanelStream:
         if not isinstance(data, dict):
             return
         if "error" in data:
-            raise ToolFailure(f"Benchwarmers failed during the panel: {_message(payload.encode())}")
+            raise ToolFailure(f"Benchwarmers failed during the panel: {error_message(payload)}")
         if data.get("bench") is not None:
             self.bench = data["bench"]
         for choice in data.get("choices") or []:
@@ -152,7 +141,7 @@ class RemoteTools:
 
     def _refused(self, method: str, path: str, response: httpx.Response) -> ToolFailure:
         return ToolFailure(f"Benchwarmers refused {method} {path} ({response.status_code}): "
-                           f"{_message(response.content)}")
+                           f"{error_message(response.content) or 'no details'}")
 
     async def _json(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         with self._mapped(method, path):
