@@ -8,7 +8,7 @@ from typing import Any
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.cli.console import confirm, note, show_json
-from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, present
 from benchwarmers_mcp.cli.tables import ago, table, when
 
 
@@ -81,12 +81,9 @@ async def collection_show(args: argparse.Namespace, remote: Remote) -> int:
 
 
 async def collection_save(args: argparse.Namespace, remote: Remote) -> int:
-    body: dict[str, Any] = {"name": args.name.removeprefix("bench/")}
-    for field, value in (("members", csv(args.members)), ("add", csv(args.add)), ("remove", csv(args.remove)),
-                         ("tags", csv(args.tags)), ("description", args.description), ("shape", args.shape),
-                         ("reply", args.reply), ("merger", args.merger)):
-        if value is not None:
-            body[field] = value
+    body = {"name": args.name.removeprefix("bench/"), **present(
+        members=csv(args.members), add=csv(args.add), remove=csv(args.remove), tags=csv(args.tags),
+        description=args.description, shape=args.shape, reply=args.reply, merger=args.merger)}
     if len(body) == 1:
         raise UsageError("nothing to save: give --members, --add, --remove, --description, --tags, --shape, "
                          "--reply or --merger")
@@ -114,9 +111,8 @@ async def collection_delete(args: argparse.Namespace, remote: Remote) -> int:
 async def settings(args: argparse.Namespace, remote: Remote) -> int:
     changing = getattr(args, "max_calls", None) is not None or getattr(args, "max_explorers", None) is not None
     if getattr(args, "section", None) == "gateway" and changing:
-        body = {k: v for k, v in (("max_calls", args.max_calls), ("max_explorers", args.max_explorers))
-                if v is not None}
-        reply = await remote.post("/api/gateway-settings", body)
+        reply = await remote.post("/api/gateway-settings",
+                                  present(max_calls=args.max_calls, max_explorers=args.max_explorers))
     else:
         reply = await remote.get("/api/gateway-settings")
     if show_json(args, reply):
@@ -176,11 +172,7 @@ def _age(value: Any) -> str:
 
 
 async def key_create(args: argparse.Namespace, remote: Remote) -> int:
-    body: dict[str, Any] = {"name": args.name}
-    if args.collections:
-        body["collections"] = csv(args.collections)
-    if args.rpm is not None:
-        body["rpm"] = args.rpm
+    body = {"name": args.name, **present(collections=csv(args.collections or None), rpm=args.rpm)}
     reply = await remote.post("/api/gateway-key", body)
     if show_json(args, reply):
         return 0

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from benchwarmers_mcp.cli.console import confirm, note, read_key, server_note, show_json
-from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, given
+from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, given, present
 from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
 
 # ---- endpoints -----------------------------------------------------------------------------
@@ -25,11 +25,10 @@ async def endpoint_list(args: argparse.Namespace, remote: Remote) -> int:
 
 
 async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
-    body = {"name": args.name, "base": args.base, "api": args.api, "kind": args.kind, **given(key_name=args.key_name)}
     key = await read_key(args.name, from_stdin=args.key_stdin, skip=args.no_key or args.api == "simulated")
-    if key is not None:
-        body["key"] = key
-    reply = await remote.post("/api/endpoint", {k: v for k, v in body.items() if v is not None})
+    body = {"name": args.name, **present(base=args.base, api=args.api, kind=args.kind,
+                                         key_name=args.key_name or None, key=key)}
+    reply = await remote.post("/api/endpoint", body)
     if show_json(args, reply):
         return 0
     e = reply["endpoint"]

@@ -171,5 +171,11 @@ def given(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value}
 
 
+def present(**fields: Any) -> dict[str, Any]:
+    """The request fields that have a value: only None (a flag left out) is not sent, so an empty text
+    or list still reaches the server (``--description ""`` clears a description)."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
