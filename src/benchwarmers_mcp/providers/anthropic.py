@@ -8,7 +8,6 @@ text in the bench, images are base64 or URL sources, tool results ride in the us
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -167,7 +166,7 @@ def _map_delta(delta: dict[str, Any], tool_index: int | None) -> list[StreamEven
 def _raise_error_event(data: Any, headers: httpx.Headers) -> None:
     error = data.get("error") if isinstance(data, dict) else None
     kind = error.get("type") if isinstance(error, dict) else None
-    raise error_for_status(ERROR_STATUS.get(str(kind), 500), headers, json.dumps(data).encode())
+    raise error_for_status(ERROR_STATUS.get(str(kind), 500), headers, data)
 
 
 class AnthropicMessages:

@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -64,13 +64,17 @@ def map_transport_errors() -> Iterator[None]:
         raise UpstreamFailure(f"upstream call failed: {type(e).__name__}: {e}") from e
 
 
-def error_message(body: bytes | str) -> str:
-    """The human message out of an upstream error body, whatever its shape."""
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.strip()[:500]
+def error_message(body: Any) -> str:
+    """The human message out of an upstream error body, whatever its shape: the raw bytes or text,
+    or a body (or stream event) already parsed."""
+    if isinstance(body, (bytes, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text.strip()[:500]
+    else:
+        data, text = body, json.dumps(body)
     if isinstance(data, list) and data:
         data = data[0]
     if isinstance(data, dict):
@@ -81,8 +85,9 @@ def error_message(body: bytes | str) -> str:
     return text.strip()[:500]
 
 
-def error_for_status(status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
-    """Map an upstream HTTP status to the error tree (statuses, never message matching)."""
+def error_for_status(status: int, headers: httpx.Headers, body: Any) -> ProviderError:
+    """Map an upstream HTTP status to the error tree (statuses, never message matching); ``body``
+    as ``error_message`` takes it."""
     message = f"upstream {status}: {error_message(body)}"
     wait = quota.retry_after(headers, time.time())
     if status == 429:

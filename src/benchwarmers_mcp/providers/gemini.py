@@ -199,7 +199,7 @@ def _check(data: Any, headers: httpx.Headers) -> dict[str, Any]:
     error = data.get("error")
     if isinstance(error, dict):
         status = error.get("code") if isinstance(error.get("code"), int) else 500
-        raise error_for_status(status, headers, json.dumps(data).encode())
+        raise error_for_status(status, headers, data)
     return data
 
 

@@ -9,7 +9,6 @@ options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict`
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -111,7 +110,7 @@ def _check(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UpstreamFailure("upstream sent something that is not an Ollama chat response")
     if data.get("error"):
-        raise UpstreamFailure(f"upstream error: {error_message(json.dumps(data))}")
+        raise UpstreamFailure(f"upstream error: {error_message(data)}")
     return data
 
 

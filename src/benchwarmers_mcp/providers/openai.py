@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -107,7 +106,7 @@ def _map_delta(delta: dict[str, Any]) -> list[StreamEvent]:
 
 def _error_in_body(data: Any) -> None:
     if isinstance(data, dict) and data.get("error"):
-        raise UpstreamFailure(f"upstream error: {error_message(json.dumps(data))}")
+        raise UpstreamFailure(f"upstream error: {error_message(data)}")
 
 
 class OpenAIPlatform:

@@ -8,7 +8,6 @@ system text as ``instructions``, tool calls and results as ``function_call`` /
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -135,7 +134,7 @@ def _map_item(item: dict[str, Any], tool_index: int, *, whole: bool) -> list[Str
 def _raise(error: Any, headers: httpx.Headers) -> None:
     error = error if isinstance(error, dict) else {"message": str(error)}
     status = ERROR_STATUS.get(str(error.get("code") or error.get("type")), 500)
-    raise error_for_status(status, headers, json.dumps({"error": error}).encode())
+    raise error_for_status(status, headers, {"error": error})
 
 
 class OpenAIResponses(OpenAIPlatform):
