@@ -36,7 +36,7 @@ from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
-from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult
+from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
 from benchwarmers_mcp.panel import PanelRun
 
 VERSION = "0.12.0"
@@ -158,17 +158,24 @@ def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _line(ask: Ask, field: str, text: str) -> dict[str, Any]:
+def line(ask: Ask, field: str, text: str) -> dict[str, Any]:
+    """One line of the reply: ``message`` (chat) or ``response`` (generate) carrying ``text``."""
     body: Any = {"role": "assistant", "content": text} if field == "message" else text
     return {"model": ask.model_name, "created_at": _now(), field: body, "done": False}
 
 
-def _done(run: PanelRun, ask: Ask, field: str, text: str, whole: str) -> dict[str, Any]:
-    usage = tokens.panel_usage(run, ask, whole)
-    elapsed = int((time.monotonic() - run.started) * 1e9)
-    return {**_line(ask, field, text), "done": True, "done_reason": "stop", "total_duration": elapsed,
+def done_line(ask: Ask, field: str, text: str, usage: Usage, started: float, bench: dict[str, Any],
+              reason: str = "stop") -> dict[str, Any]:
+    """The last line (panels and route turns alike): the counts, the real durations since
+    ``started`` (monotonic) and ``bench``."""
+    elapsed = int((time.monotonic() - started) * 1e9)
+    return {**line(ask, field, text), "done": True, "done_reason": reason, "total_duration": elapsed,
             "load_duration": 0, "prompt_eval_count": usage.input_tokens, "prompt_eval_duration": 0,
-            "eval_count": usage.output_tokens, "eval_duration": elapsed, "bench": panel_view.bench_field(run)}
+            "eval_count": usage.output_tokens, "eval_duration": elapsed, "bench": bench}
+
+
+def _done(run: PanelRun, ask: Ask, field: str, text: str, whole: str) -> dict[str, Any]:
+    return done_line(ask, field, text, tokens.panel_usage(run, ask, whole), run.started, panel_view.bench_field(run))
 
 
 async def stream_panel(run: PanelRun, ask: Ask, field: str, keepalive: float) -> AsyncIterator[bytes]:
@@ -176,7 +183,7 @@ async def stream_panel(run: PanelRun, ask: Ask, field: str, keepalive: float) ->
     try:
         async for piece in panel_stream.pieces(run, keepalive):
             sent.append(piece or "")
-            yield ndjson(_line(ask, field, piece or ""))
+            yield ndjson(line(ask, field, piece or ""))
         yield ndjson(_done(run, ask, field, "", "".join(sent)))
     except Exception as e:
         yield ndjson({"error": panel_stream.as_bench_error(e).message})
@@ -207,8 +214,8 @@ async def _load(request: Request, body: dict[str, Any], field: str) -> Response:
     """No prompt at all: Ollama's way to load a model. Checks the collection, runs nothing."""
     collection, _ = split_model(model_name(body.get("model")))
     await collections_view.resolve_for(request, collection)
-    line = _line(Ask(collection, (), model_name=str(body["model"])), field, "")
-    return JSONResponse({**line, "done": True, "done_reason": "load"})
+    loaded = line(Ask(collection, (), model_name=str(body["model"])), field, "")
+    return JSONResponse({**loaded, "done": True, "done_reason": "load"})
 
 
 @guarded(render_error)

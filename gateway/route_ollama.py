@@ -43,12 +43,8 @@ def _with_calls(line: dict[str, Any], answer: Answer) -> dict[str, Any]:
 
 
 def _done(turn: RouteTurn, ask: Ask, field: str, text: str, answer: Answer, started: float) -> dict[str, Any]:
-    usage = answer.usage or Usage()
-    elapsed = int((time.monotonic() - started) * 1e9)
-    return {**_face()._line(ask, field, text), "done": True,
-            "done_reason": "length" if answer.finish_reason == "length" else "stop", "total_duration": elapsed,
-            "load_duration": 0, "prompt_eval_count": usage.input_tokens, "prompt_eval_duration": 0,
-            "eval_count": usage.output_tokens, "eval_duration": elapsed, "bench": turn.bench()}
+    reason = "length" if answer.finish_reason == "length" else "stop"
+    return _face().done_line(ask, field, text, answer.usage or Usage(), started, turn.bench(), reason)
 
 
 async def stream_turn(turn: RouteTurn, ask: Ask, field: str, keepalive: float,
@@ -56,10 +52,10 @@ async def stream_turn(turn: RouteTurn, ask: Ask, field: str, keepalive: float,
     relay = route_common.Relay(turn)
     try:
         async for piece in relay.text(keepalive):
-            yield ndjson(_face()._line(ask, field, piece or ""))
+            yield ndjson(_face().line(ask, field, piece or ""))
         answer = relay.answer
         if answer.tool_calls:
-            yield ndjson(_with_calls(_face()._line(ask, field, ""), answer))
+            yield ndjson(_with_calls(_face().line(ask, field, ""), answer))
         yield ndjson(_done(turn, ask, field, "", answer, started))
     except BenchError as e:
         yield ndjson({"error": e.message})
