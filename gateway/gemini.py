@@ -222,14 +222,20 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
 
 # ---- render ------------------------------------------------------------------------------------
 
-def chunk(ask: Ask, run: PanelRun, text: str, usage: Usage | None = None) -> dict[str, Any]:
-    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
-    out: dict[str, Any] = {"candidates": [candidate], "modelVersion": ask.model_name, "responseId": run.id}
+def response(ask: Ask, response_id: str, parts: list[dict[str, Any]], usage: Usage | None = None,
+             finish: str = "STOP") -> dict[str, Any]:
+    """One ``GenerateContentResponse`` (panels and route turns alike); with ``usage`` it is the last."""
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    out: dict[str, Any] = {"candidates": [candidate], "modelVersion": ask.model_name, "responseId": response_id}
     if usage is not None:
-        candidate["finishReason"] = "STOP"
+        candidate["finishReason"] = finish
         out["usageMetadata"] = {"promptTokenCount": usage.input_tokens, "candidatesTokenCount": usage.output_tokens,
                                 "totalTokenCount": usage.total}
     return out
+
+
+def chunk(ask: Ask, run: PanelRun, text: str, usage: Usage | None = None) -> dict[str, Any]:
+    return response(ask, run.id, [{"text": text}], usage)
 
 
 def seated_header(run: PanelRun) -> str:
@@ -251,28 +257,34 @@ async def chunks(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[dic
         yield error_body(panel_stream.as_bench_error(e))
 
 
-async def sse_stream(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
-    async for item in chunks(run, ask, keepalive):
+async def sse_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    """``alt=sse``: each object a bare ``data:`` line."""
+    async for item in items:
         yield sse(item)
 
 
-async def array_stream(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
+async def array_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    """Without ``alt=sse``: one JSON array, sent as it grows."""
     separator = "["
-    async for item in chunks(run, ask, keepalive):
+    async for item in items:
         yield (separator + dumps(item)).encode()
         separator = ",\n"
     yield b"[]" if separator == "[" else b"]"
+
+
+def framed(body: dict[str, Any], items: AsyncIterator[dict[str, Any]]) -> tuple[AsyncIterator[bytes], str]:
+    """The stream's frames and media type, as the request's ``alt`` asks."""
+    if body.get("alt") == "sse":
+        return sse_frames(items), "text/event-stream"
+    return array_frames(items), "application/json"
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
     headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
     if ask.stream:
         headers["X-Bench-Seats"] = seated_header(run)
-        if body.get("alt") == "sse":
-            return StreamingResponse(sse_stream(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
-                                     headers={**SSE_HEADERS, **headers})
-        return StreamingResponse(array_stream(run, ask, ctx.settings.keepalive), media_type="application/json",
-                                 headers={**SSE_HEADERS, **headers})
+        frames, media_type = framed(body, chunks(run, ask, ctx.settings.keepalive))
+        return StreamingResponse(frames, media_type=media_type, headers={**SSE_HEADERS, **headers})
     text = panel_view.content(run)
     headers["X-Bench-Seats"] = panel_view.seats_header(run)
     return JSONResponse(chunk(ask, run, text, tokens.panel_usage(run, ask, text)), headers=headers)

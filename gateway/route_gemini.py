@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway import route_common
-from benchwarmers_mcp.gateway.sse import SSE_HEADERS, dumps, sse
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS
 from benchwarmers_mcp.messages import Answer, Ask, Usage
 from benchwarmers_mcp.route import RouteTurn
 from benchwarmers_mcp.store.collections import Collection
@@ -23,23 +23,19 @@ FINISH = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}
 
 
 def _face() -> Any:
-    """``gemini`` (its error body). It imports this module for its DIALECT, so it is imported here
-    when first needed."""
+    """``gemini`` (its response shape, framing and error body). It imports this module for its
+    DIALECT, so it is imported here when first needed."""
     from benchwarmers_mcp.gateway import gemini
 
     return gemini
 
 
 def _chunk(turn: RouteTurn, ask: Ask, parts: list[dict[str, Any]], answer: Answer | None = None) -> dict[str, Any]:
-    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-    out: dict[str, Any] = {"candidates": [candidate], "modelVersion": ask.model_name,
-                           "responseId": turn.call or turn.conversation}
-    if answer is not None:
-        usage = answer.usage or Usage()
-        candidate["finishReason"] = FINISH.get(answer.finish_reason, "STOP")
-        out["usageMetadata"] = {"promptTokenCount": usage.input_tokens, "candidatesTokenCount": usage.output_tokens,
-                                "totalTokenCount": usage.total}
-    return out
+    response_id = turn.call or turn.conversation
+    if answer is None:
+        return _face().response(ask, response_id, parts)
+    return _face().response(ask, response_id, parts, answer.usage or Usage(),
+                            FINISH.get(answer.finish_reason, "STOP"))
 
 
 def _calls(answer: Answer) -> list[dict[str, Any]]:
@@ -67,27 +63,12 @@ async def chunks(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncIterator[d
         yield _face().error_body(e)
 
 
-async def sse_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
-    async for item in items:
-        yield sse(item)
-
-
-async def array_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
-    separator = "["
-    async for item in items:
-        yield (separator + dumps(item)).encode()
-        separator = ",\n"
-    yield b"[]" if separator == "[" else b"]"
-
-
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
                         request: Request) -> Response:
     turn = await route_common.begin(ctx, ask, collection, request)
     if ask.stream:
-        items, extra = chunks(turn, ask, ctx.settings.keepalive), {**SSE_HEADERS, **headers(turn)}
-        if body.get("alt") == "sse":
-            return route_common.streaming(turn, sse_frames(items), "text/event-stream", extra)
-        return route_common.streaming(turn, array_frames(items), "application/json", extra)
+        frames, media_type = _face().framed(body, chunks(turn, ask, ctx.settings.keepalive))
+        return route_common.streaming(turn, frames, media_type, {**SSE_HEADERS, **headers(turn)})
     answer = await turn.collect()
     parts = ([{"text": answer.text}] if answer.text else []) + _calls(answer)
     return JSONResponse(_chunk(turn, ask, parts or [{"text": ""}], answer), headers=headers(turn))
