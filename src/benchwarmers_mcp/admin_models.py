@@ -5,7 +5,7 @@ A retired model keeps every seat, verdict and ledger row; restoring it is one ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 from starlette.requests import Request
@@ -20,6 +20,7 @@ from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.models import ModelRecord, family_of
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
+Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
 
 
 class RegisterIn(Strict):
@@ -30,8 +31,8 @@ class RegisterIn(Strict):
     ad_hoc: bool = False
     vision: bool | None = None
     tools: bool | None = None
-    context_window: int | None = Field(None, ge=1, le=100_000_000)
-    max_output: int | None = Field(None, ge=1, le=100_000_000)
+    context_window: Tokens = None
+    max_output: Tokens = None
 
 
 class ChangeIn(Strict):
@@ -40,8 +41,8 @@ class ChangeIn(Strict):
     ad_hoc: bool | None = None
     vision: bool | None = None
     tools: bool | None = None
-    context_window: int | None = Field(None, ge=1, le=100_000_000)
-    max_output: int | None = Field(None, ge=1, le=100_000_000)
+    context_window: Tokens = None
+    max_output: Tokens = None
 
 
 class RetireIn(Strict):
