@@ -44,6 +44,7 @@ HOSTED_ITEMS = ("web_search_call", "file_search_call", "computer_call", "compute
                 "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output", "mcp_call",
                 "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "tool_search_call",
                 "tool_search_output")
+EMPTY_PART = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
 CUSTOM_PARAMETERS = {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
 
 
@@ -287,6 +288,29 @@ class Reply:
     def text_delta(self, piece: str) -> bytes:
         return self.text_event("response.output_text.delta", delta=piece, logprobs=[])
 
+    # The event runs a panel and a route turn share, numbered in the order they are made.
+
+    def started(self) -> list[bytes]:
+        return [self.event("response.created", response=self.envelope("in_progress", [])),
+                self.event("response.in_progress", response=self.envelope("in_progress", []))]
+
+    def text_opened(self) -> list[bytes]:
+        """The message item (output 0) and its one text part, before the first delta."""
+        return [self.event("response.output_item.added", output_index=0, item=self.item(None, "in_progress")),
+                self.text_event("response.content_part.added", part=EMPTY_PART)]
+
+    def text_closed(self, text: str) -> list[bytes]:
+        return [self.text_event("response.output_text.done", text=text, logprobs=[]),
+                self.text_event("response.content_part.done", part={**EMPTY_PART, "text": text}),
+                self.event("response.output_item.done", output_index=0, item=self.item(text))]
+
+    def failed(self, error: BenchError) -> list[bytes]:
+        """An error after the 200: the ``error`` event, then ``response.failed``."""
+        code = "server_error" if error.status >= 500 else str(error.status)
+        failure = self.envelope("failed", [], error={"code": code, "message": error.message})
+        return [self.event("error", code=code, message=error.message, param=None),
+                self.event("response.failed", response=failure)]
+
 
 def response(run: PanelRun, ask: Ask, body: dict[str, Any]) -> dict[str, Any]:
     reply = Reply(ask, body)
@@ -297,28 +321,21 @@ def response(run: PanelRun, ask: Ask, body: dict[str, Any]) -> dict[str, Any]:
 
 async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
     reply = Reply(ask, body)
-    yield reply.event("response.created", response=reply.envelope("in_progress", []))
-    yield reply.event("response.in_progress", response=reply.envelope("in_progress", []))
-    yield reply.event("response.output_item.added", output_index=0, item=reply.item(None, "in_progress"))
-    empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-    yield reply.text_event("response.content_part.added", part=empty)
+    for frame in reply.started() + reply.text_opened():
+        yield frame
     sent: list[str] = []
     try:
         async for frame in panel_stream.framed(run, keepalive, reply.text_delta, sent):
             yield frame
         text = "".join(sent)
-        yield reply.text_event("response.output_text.done", text=text, logprobs=[])
-        yield reply.text_event("response.content_part.done", part={**empty, "text": text})
-        yield reply.event("response.output_item.done", output_index=0, item=reply.item(text))
+        for frame in reply.text_closed(text):
+            yield frame
         final = reply.envelope("completed", [reply.item(text)], tokens.panel_usage(run, ask, text),
                                bench=panel_view.bench_field(run))
         yield reply.event("response.completed", response=final)
     except Exception as e:
-        error = panel_stream.as_bench_error(e)
-        code = "server_error" if error.status >= 500 else str(error.status)
-        yield reply.event("error", code=code, message=error.message, param=None)
-        failed = reply.envelope("failed", [], error={"code": code, "message": error.message})
-        yield reply.event("response.failed", response=failed)
+        for frame in reply.failed(panel_stream.as_bench_error(e)):
+            yield frame
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:

@@ -78,26 +78,23 @@ def _tool_events(reply: Any, call: ToolCall, index: int, custom: set[str]) -> li
 
 async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
     reply = _face().Reply(ask, body)
-    yield reply.event("response.created", response=reply.envelope("in_progress", []))
-    yield reply.event("response.in_progress", response=reply.envelope("in_progress", []))
+    for frame in reply.started():
+        yield frame
     relay, sent = route_common.Relay(turn), []
-    empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
     try:
         async for piece in relay.text(keepalive):
             if piece is None:
                 yield KEEPALIVE_COMMENT
                 continue
             if not sent:
-                yield reply.event("response.output_item.added", output_index=0, item=reply.item(None, "in_progress"))
-                yield reply.text_event("response.content_part.added", part=empty)
+                for frame in reply.text_opened():
+                    yield frame
             sent.append(piece)
-            yield reply.text_event("response.output_text.delta", delta=piece, logprobs=[])
+            yield reply.text_delta(piece)
         answer, custom = relay.answer, _custom_names(ask)
         if sent:
-            text = "".join(sent)
-            yield reply.text_event("response.output_text.done", text=text, logprobs=[])
-            yield reply.text_event("response.content_part.done", part={**empty, "text": text})
-            yield reply.event("response.output_item.done", output_index=0, item=reply.item(text))
+            for frame in reply.text_closed("".join(sent)):
+                yield frame
         for i, call in enumerate(answer.tool_calls, start=1 if sent else 0):
             for frame in _tool_events(reply, call, i, custom):
                 yield frame
@@ -106,10 +103,8 @@ async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive
                                   bench=turn.bench()), **finish}
         yield reply.event("response.completed", response=final)
     except BenchError as e:
-        code = "server_error" if e.status >= 500 else str(e.status)
-        yield reply.event("error", code=code, message=e.message, param=None)
-        yield reply.event("response.failed", response=reply.envelope("failed", [], error={"code": code,
-                                                                                         "message": e.message}))
+        for frame in reply.failed(e):
+            yield frame
 
 
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
