@@ -18,6 +18,7 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     user,
 )
+from benchwarmers_mcp.providers.anthropic import build_body
 from tests import provider_kit as kit
 from tests.fakes.anthropic_upstream import FakeAnthropic
 from tests.fakes.native import Reply
@@ -148,3 +149,11 @@ async def test_an_error_event_mid_stream_raises(base, client):
     seen, error = await until_error(provider(base, client), request, UpstreamFailure)
     assert seen and isinstance(seen[0], TextDelta)
     assert error.upstream_status == 529 and "Overloaded" in error.message
+
+
+def test_a_named_tool_choice_and_max_completion_tokens_map_to_anthropic_names():
+    for choice in ({"type": "function", "function": {"name": "get_weather"}}, {"name": "get_weather"}):
+        body = build_body(ModelRequest("m", (user("hi"),), tools=(WEATHER,), tool_choice=choice,
+                                       options={"max_completion_tokens": 77, "top_k": 5}), stream=False)
+        assert body["tool_choice"] == {"type": "tool", "name": "get_weather"}
+        assert body["max_tokens"] == 77 and body["top_k"] == 5

@@ -18,6 +18,7 @@ from benchwarmers_mcp.messages import (
     ToolResult,
     user,
 )
+from benchwarmers_mcp.providers.gemini import build_body
 from tests import provider_kit as kit
 from tests.fakes.gemini_upstream import FakeGemini
 from tests.fakes.native import Reply
@@ -150,3 +151,11 @@ async def test_an_error_line_mid_stream_raises(base, client):
     request = ModelRequest("g?fail=midstream", (user("a question"),))
     seen, error = await until_error(provider(base, client), request, UpstreamFailure)
     assert seen and error.upstream_status == 500 and "boom" in error.message
+
+
+def test_a_named_tool_choice_and_max_completion_tokens_map_to_gemini_names():
+    body = build_body(ModelRequest("g", (user("hi"),), tools=(WEATHER,),
+                                   tool_choice={"type": "function", "function": {"name": "get_weather"}},
+                                   options={"max_completion_tokens": 77, "top_k": 5}))
+    assert body["toolConfig"] == {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_weather"]}}
+    assert body["generationConfig"] == {"topK": 5, "maxOutputTokens": 77}

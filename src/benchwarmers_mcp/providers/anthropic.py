@@ -31,7 +31,9 @@ from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
+    forced_tool,
     option,
+    options_as,
     split_data_url,
     stop_list,
 )
@@ -40,6 +42,7 @@ from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
+SAMPLING = (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k"))
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
                 "model_context_window_exceeded": "length", "tool_use": "tool_calls", "refusal": "content_filter"}
 # An error event in a stream names its type, not a status: the status its HTTP twin would carry.
@@ -93,9 +96,8 @@ def _map_tool_choice(choice: Any, parallel: bool | None) -> dict[str, Any] | Non
         mapped = {"type": "any"}
     elif choice == "none":
         mapped = {"type": "none"}
-    elif isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name") or choice.get("name")
-        mapped = {"type": "tool", "name": name} if name else None
+    elif name := forced_tool(choice):
+        mapped = {"type": "tool", "name": name}
     if parallel is False:
         mapped = {**(mapped or {"type": "auto"}), "disable_parallel_tool_use": True}
     return mapped
@@ -109,9 +111,7 @@ def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
     }
     if request.system:
         body["system"] = request.system
-    for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k")):
-        if option(request, ours) is not None:
-            body[theirs] = option(request, ours)
+    body.update(options_as(request, SAMPLING))
     stops = stop_list(option(request, "stop"))
     if stops:
         body["stop_sequences"] = stops

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import secrets
+from collections.abc import Iterable
 from typing import Any
 
 from benchwarmers_mcp.messages import Message, ModelRequest
@@ -50,6 +52,9 @@ def tool_names(messages: tuple[Message, ...]) -> dict[str, str]:
     return {c.id: c.name for m in messages for c in m.tool_calls}
 
 
+SYNONYMS = {"max_tokens": ("max_tokens", "max_completion_tokens")}
+
+
 def option(request: ModelRequest, *names: str) -> Any:
     """The first of these options the request sets (OpenAI's names), else None."""
     for name in names:
@@ -57,6 +62,25 @@ def option(request: ModelRequest, *names: str) -> Any:
         if value is not None:
             return value
     return None
+
+
+def options_as(request: ModelRequest, names: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The options the request sets among ``(ours, theirs)`` pairs, under the upstream API's names;
+    ``max_tokens`` stands for ``max_completion_tokens`` too."""
+    found = ((theirs, option(request, *SYNONYMS.get(ours, (ours,)))) for ours, theirs in names)
+    return {theirs: value for theirs, value in found if value is not None}
+
+
+def forced_tool(choice: Any) -> str | None:
+    """The tool an OpenAI-style ``tool_choice`` object names (``{"function": {"name"}}`` or ``{"name"}``)."""
+    if not isinstance(choice, dict):
+        return None
+    return (choice.get("function") or {}).get("name") or choice.get("name")
+
+
+def call_id(given: Any) -> str:
+    """A tool call's own id, or a new one for the APIs that send none (Gemini, Ollama)."""
+    return given or f"call_{secrets.token_hex(6)}"
 
 
 def stop_list(value: Any) -> list[str] | None:

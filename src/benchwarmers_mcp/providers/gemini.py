@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
@@ -40,8 +39,11 @@ from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
+    call_id,
+    forced_tool,
     guess_media_type,
     option,
+    options_as,
     split_data_url,
     stop_list,
     tool_names,
@@ -55,7 +57,8 @@ FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "R
 SCHEMA_KEYS = {"format", "description", "nullable", "enum", "required", "minItems", "maxItems", "minimum",
                "maximum", "title", "minLength", "maxLength", "pattern", "propertyOrdering"}
 GENERATION = (("temperature", "temperature"), ("top_p", "topP"), ("top_k", "topK"), ("seed", "seed"),
-              ("presence_penalty", "presencePenalty"), ("frequency_penalty", "frequencyPenalty"))
+              ("presence_penalty", "presencePenalty"), ("frequency_penalty", "frequencyPenalty"),
+              ("max_tokens", "maxOutputTokens"))
 
 
 def _map_schema(schema: Any) -> Any:
@@ -121,17 +124,13 @@ def _map_tool_config(choice: Any) -> dict[str, Any] | None:
         return {"functionCallingConfig": {"mode": str(choice).upper()}}
     if choice == "required":
         return {"functionCallingConfig": {"mode": "ANY"}}
-    if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name") or choice.get("name")
-        if name:
-            return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}}
+    if name := forced_tool(choice):
+        return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}}
     return None
 
 
 def _map_generation(request: ModelRequest) -> dict[str, Any]:
-    config = {theirs: option(request, ours) for ours, theirs in GENERATION if option(request, ours) is not None}
-    if option(request, "max_tokens", "max_completion_tokens") is not None:
-        config["maxOutputTokens"] = option(request, "max_tokens", "max_completion_tokens")
+    config = options_as(request, GENERATION)
     if stops := stop_list(option(request, "stop")):
         config["stopSequences"] = stops
     fmt = request.response_format or {}
@@ -184,8 +183,8 @@ def _map_parts(parts: list[Any], first_tool: int) -> list[StreamEvent]:
             events.append(ReasoningDelta(part["text"]) if part.get("thought") else TextDelta(part["text"]))
         call = part.get("functionCall")
         if isinstance(call, dict):
-            call_id = call.get("id") or f"call_{secrets.token_hex(6)}"
-            events.append(ToolCallDelta(tool, call_id, call.get("name"), arguments_text(call.get("args"))))
+            events.append(ToolCallDelta(tool, call_id(call.get("id")), call.get("name"),
+                                        arguments_text(call.get("args"))))
             tool += 1
     return events
 

@@ -9,7 +9,6 @@ options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict`
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,7 +28,9 @@ from benchwarmers_mcp.providers.base import Connection, error_message
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
+    call_id,
     option,
+    options_as,
     split_data_url,
     stop_list,
     tool_names,
@@ -39,7 +40,7 @@ from benchwarmers_mcp.providers.sse import ndjson_lines
 
 OPTIONS = (("temperature", "temperature"), ("top_p", "top_p"), ("top_k", "top_k"), ("seed", "seed"),
            ("presence_penalty", "presence_penalty"), ("frequency_penalty", "frequency_penalty"),
-           ("num_ctx", "num_ctx"))
+           ("num_ctx", "num_ctx"), ("max_tokens", "num_predict"))
 FINISH = {"stop": "stop", "length": "length"}
 
 
@@ -69,9 +70,7 @@ def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
     for m in request.messages:
         messages.extend(_map_message(m, names))
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": stream}
-    options = {theirs: option(request, ours) for ours, theirs in OPTIONS if option(request, ours) is not None}
-    if option(request, "max_tokens", "max_completion_tokens") is not None:
-        options["num_predict"] = option(request, "max_tokens", "max_completion_tokens")
+    options = options_as(request, OPTIONS)
     if stops := stop_list(option(request, "stop")):
         options["stop"] = stops
     if options:
@@ -101,8 +100,8 @@ def _map_message_out(message: dict[str, Any], first_tool: int) -> list[StreamEve
         events.append(TextDelta(message["content"]))
     for i, call in enumerate(message.get("tool_calls") or []):
         fn = call.get("function") or {}
-        call_id = call.get("id") or f"call_{secrets.token_hex(6)}"
-        events.append(ToolCallDelta(first_tool + i, call_id, fn.get("name"), arguments_text(fn.get("arguments"))))
+        events.append(ToolCallDelta(first_tool + i, call_id(call.get("id")), fn.get("name"),
+                                    arguments_text(fn.get("arguments"))))
     return events
 
 

@@ -28,7 +28,7 @@ from benchwarmers_mcp.messages import (
     Usage,
 )
 from benchwarmers_mcp.providers.base import error_for_status
-from benchwarmers_mcp.providers.convert import option
+from benchwarmers_mcp.providers.convert import option, options_as
 from benchwarmers_mcp.providers.http import collect, open_stream, post_json
 from benchwarmers_mcp.providers.openai import OpenAIPlatform
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
@@ -36,6 +36,7 @@ from benchwarmers_mcp.providers.sse import parse_json, sse_events
 ERROR_STATUS = {"rate_limit_exceeded": 429, "insufficient_quota": 429, "invalid_prompt": 400,
                 "invalid_request_error": 400, "server_error": 500, "model_not_found": 404}
 CALL_ITEMS = ("function_call", "custom_tool_call")
+PASSED = (("temperature", "temperature"), ("top_p", "top_p"), ("user", "user"), ("max_tokens", "max_output_tokens"))
 
 
 def _map_message(message: Message) -> list[dict[str, Any]]:
@@ -73,11 +74,7 @@ def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
                             "store": False}
     if request.system:
         body["instructions"] = request.system
-    for ours, theirs in (("temperature", "temperature"), ("top_p", "top_p"), ("user", "user")):
-        if option(request, ours) is not None:
-            body[theirs] = option(request, ours)
-    if option(request, "max_tokens", "max_completion_tokens") is not None:
-        body["max_output_tokens"] = option(request, "max_tokens", "max_completion_tokens")
+    body.update(options_as(request, PASSED))
     if option(request, "reasoning_effort") is not None:
         body["reasoning"] = {"effort": option(request, "reasoning_effort")}
     if request.tools:
