@@ -14,6 +14,7 @@ from starlette.responses import Response
 from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import verdicts
@@ -133,12 +134,6 @@ async def change(request: Request) -> Response:
     return ok({"model": describe(record), "changed": sorted(fields)})
 
 
-async def _member_of(ctx: Context, alias: str) -> list[str]:
-    rows = await ctx.db.fetchall("SELECT collection FROM collection_members WHERE alias = ? ORDER BY collection",
-                                 (alias,))
-    return [r[0] for r in rows]
-
-
 @admin
 async def retire(request: Request) -> Response:
     """Stop seating a model. Its record stays, and so do its collection memberships, for a restore."""
@@ -148,7 +143,7 @@ async def retire(request: Request) -> Response:
     if current.retired:
         raise BadRequest(f"{body.alias} is already retired ({current.retired_why})")
     record = await model_store.retire(ctx.db, body.alias, body.reason.strip())
-    return ok({"model": describe(record), "member_of": await _member_of(ctx, body.alias)})
+    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
 
 
 @admin
@@ -162,4 +157,4 @@ async def restore(request: Request) -> Response:
         raise BadRequest(f"{body.alias}'s endpoint {current.endpoint!r} is gone; add it again first "
                          f"(`bench endpoint add {current.endpoint} --base URL`)")
     record = await model_store.restore(ctx.db, body.alias)
-    return ok({"model": describe(record), "member_of": await _member_of(ctx, body.alias)})
+    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})

@@ -122,6 +122,12 @@ async def list_all(db: Database) -> list[Collection]:
     return [await get(db, n) for n in names]
 
 
+async def memberships(db: Database, alias: str) -> list[str]:
+    """The collections a model is a member of, by name."""
+    rows = await db.fetchall("SELECT collection FROM collection_members WHERE alias = ? ORDER BY collection", (alias,))
+    return [r[0] for r in rows]
+
+
 async def delete(db: Database, name: str) -> None:
     await get(db, name)
     async with db.transaction() as tx:
