@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.gateway import anthropic, collections_view, gemini, ollama, openai_chat
+from benchwarmers_mcp.gateway import anthropic, collections_view, gemini, ollama, openai_chat, shapes
 from benchwarmers_mcp.gateway.dispatch import guarded
 
 Entry = tuple[str, dict[str, Any]]
@@ -30,12 +30,7 @@ GEMINI_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
 
 def flavour(request: Request) -> str:
     """Which SDK is asking, from what it always sends."""
-    headers = request.headers
-    if "x-goog-api-key" in headers or "x-goog-api-client" in headers or "key" in request.query_params:
-        return "gemini"
-    if "anthropic-version" in headers:
-        return "anthropic"
-    return "openai"
+    return shapes.list_flavour(request.headers, request.query_params)
 
 
 def qualified(name: str) -> str:

@@ -4,7 +4,7 @@ so that even a Host or key refusal reaches a client in its own format."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 
 from starlette.responses import Response
 
@@ -33,22 +33,24 @@ DEFAULT = "benchwarmers_mcp.gateway.openai_chat"
 
 
 SHARED_LISTS = ("/v1/models", "/models")
+FLAVOURS = {"gemini": "benchwarmers_mcp.gateway.gemini", "anthropic": "benchwarmers_mcp.gateway.anthropic",
+            "openai": DEFAULT}
 
 
-def _list_flavour(headers: Mapping[str, str]) -> str | None:
-    """``GET /v1/models`` is called by three SDKs: tell them apart by what each always sends."""
-    if "x-goog-api-key" in headers or "x-goog-api-client" in headers:
-        return "benchwarmers_mcp.gateway.gemini"
+def list_flavour(headers: Mapping[str, str], query: Container[str] = ()) -> str:
+    """``GET /v1/models`` is called by three SDKs: tell them apart by what each always sends
+    (google-genai may put its key in ``?key=``, when the query is known)."""
+    if "x-goog-api-key" in headers or "x-goog-api-client" in headers or "key" in query:
+        return "gemini"
     if "anthropic-version" in headers:
-        return "benchwarmers_mcp.gateway.anthropic"
-    return None
+        return "anthropic"
+    return "openai"
 
 
 def renderer_for(path: str, headers: Mapping[str, str] | None = None) -> Callable[[BenchError], Response]:
     shared = path in SHARED_LISTS or (path.startswith("/v1/models/") and ":" not in path)
     if shared:
-        module = _list_flavour(headers or {}) or DEFAULT
-        return importlib.import_module(module).render_error
+        return importlib.import_module(FLAVOURS[list_flavour(headers or {})]).render_error
     for prefix, module in sorted(SHAPES, key=lambda s: -len(s[0])):
         if path.startswith(prefix):
             return importlib.import_module(module).render_error
