@@ -101,6 +101,8 @@ async def test_the_settings_view_says_whether_a_secret_is_set_never_its_value(se
         assert body["admin_token_set"] is True and body["keys_required"] is True and body["require_keys"] is False
         assert body["allowed_origins"] == ["https://app.example"] and body["bind"] == "127.0.0.1"
         assert ADMIN_TOKEN not in r.text
+        status = (await client.get("/api/status", headers=BEARER)).json()
+        assert status["auth"] == {"admin_token": True, "keys_required": True}, "a token means keys are required"
     async with app_client(settings) as client:
         body = (await client.get("/api/security")).json()
         assert body["admin_token_set"] is False and body["keys_required"] is False

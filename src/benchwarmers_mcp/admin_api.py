@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 from benchwarmers_mcp import __version__, admin_collections, admin_endpoints, admin_models
 from benchwarmers_mcp.admin_body import admin, ctx_of, ok
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.security import keys_required
 from benchwarmers_mcp.settings import Settings
 
 
@@ -66,7 +67,7 @@ async def status(request: Request) -> Response:
         "config_folder": str(s.config_dir),
         "counts": await counts(ctx),
         "endpoints_without_key": await keyless(ctx),
-        "auth": {"admin_token": s.admin_token is not None, "keys_required": s.require_keys},
+        "auth": {"admin_token": s.admin_token is not None, "keys_required": keys_required(s)},
     }
     return ok(summary)
 
