@@ -214,12 +214,10 @@ class Settlement:
     retire_why: str | None = None
     alerts: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, subject, message)
 
-
     @property
     def only_the_row(self) -> bool:
-        return not (self.ticket is not None or self.quotas or self.learned or self.rest or self.strike
-                    or self.clear_strikes or self.clear_pending or self.pause or self.retire_why is not None
-                    or self.alerts)
+        """Nothing but the ledger row to write (every other field at its default)."""
+        return self == Settlement(self.row)
 
 
 async def settle(db: Database, s: Settlement) -> None:
