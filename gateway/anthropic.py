@@ -28,7 +28,7 @@ from benchwarmers_mcp.gateway import (
     tool_defs,
 )
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
+from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask, key_name
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import arguments_text
@@ -304,6 +304,6 @@ async def messages(request: Request) -> Response:
 
 @guarded(render_error)
 async def count_tokens(request: Request) -> Response:
-    body = await read_json(request, request.app.state.ctx.settings.max_body)
+    body = await read_json(request, context(request).settings.max_body)
     ask = parse({**body, "stream": False}, key_name(request))
     return JSONResponse({"input_tokens": await tokens.counted(request, ask)})

@@ -30,7 +30,7 @@ from benchwarmers_mcp.gateway import (
     tool_defs,
 )
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask, key_name
+from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask, key_name
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, dumps, sse
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text
@@ -315,7 +315,7 @@ def split_method(rest: str) -> tuple[str, str]:
 async def model_method(request: Request) -> Response:
     """``POST /v1beta/models/<collection>:<method>`` (and the same under ``/v1``)."""
     model, method = split_method(request.path_params["rest"])
-    body = await read_json(request, request.app.state.ctx.settings.max_body)
+    body = await read_json(request, context(request).settings.max_body)
     if method == "countTokens":
         nested = get(body, "generateContentRequest")
         inner = nested if isinstance(nested, dict) else body

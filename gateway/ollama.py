@@ -32,7 +32,7 @@ from benchwarmers_mcp.gateway import (
     tool_defs,
 )
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
+from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
@@ -220,7 +220,7 @@ async def _load(request: Request, body: dict[str, Any], field: str) -> Response:
 
 @guarded(render_error)
 async def chat(request: Request) -> Response:
-    body = await read_json(request, request.app.state.ctx.settings.max_body)
+    body = await read_json(request, context(request).settings.max_body)
     if body.get("messages") in (None, []):
         return await _load(request, body, "message")
     return await handle_ask(request, DIALECT, body)
@@ -228,7 +228,7 @@ async def chat(request: Request) -> Response:
 
 @guarded(render_error)
 async def generate(request: Request) -> Response:
-    body = await read_json(request, request.app.state.ctx.settings.max_body)
+    body = await read_json(request, context(request).settings.max_body)
     if not body.get("prompt") and not body.get("images") and body.get("context") is None:
         return await _load(request, body, "response")
     return await handle_ask(request, GENERATE, body)
@@ -236,7 +236,7 @@ async def generate(request: Request) -> Response:
 
 @guarded(render_error)
 async def show(request: Request) -> Response:
-    body = await read_json(request, request.app.state.ctx.settings.max_body)
+    body = await read_json(request, context(request).settings.max_body)
     name = model_name(body.get("model") or body.get("name"))
     if not isinstance(name, str) or not name:
         raise BadRequest("model is required")
