@@ -387,21 +387,34 @@ def quota_window(q: StoredQuota, spends: list[Spend], now: float) -> dict[str, A
             "observed_at": quota.iso(q.observed_at)}
 
 
+async def _windows(db: Database, owners: dict[str, str], now: float) -> dict[str, list[dict[str, Any]]]:
+    """Every limit and reported quota per connection, with what is used and left: one spends query
+    per subject (connection or model), from the earliest moment any of its windows looks back to."""
+    shown: list[tuple[str, str | None, float, UserLimit | StoredQuota]] = []
+    for limit in await store.all_limits(db):
+        connection = limit.subject if limit.scope == "connection" else owners.get(limit.subject)
+        if connection is not None:
+            alias = limit.subject if limit.scope == "model" else None
+            shown.append((connection, alias, window_start(SPANS[limit.name][1], now), limit))
+    for q in await store.shown_quotas(db, now - 7 * 86400):
+        shown.append((q.connection, q.alias or None, q.observed_at, q))
+    since: dict[tuple[str, str | None], float] = {}
+    for connection, alias, start, _ in shown:
+        since[connection, alias] = min(since.get((connection, alias), start), start)
+    spent = {key: await store.spends(db, *key, start) for key, start in since.items()}
+    by_connection: dict[str, list[dict[str, Any]]] = {}
+    for connection, alias, _, item in shown:
+        spends = spent[connection, alias]
+        window = limit_window(item, spends, now) if isinstance(item, UserLimit) else quota_window(item, spends, now)
+        by_connection.setdefault(connection, []).append(window)
+    return by_connection
+
+
 async def overview(db: Database, now: float) -> dict[str, Any]:
     """Per connection: every window with what is used and left and when it resets, who rests, pauses."""
     owners = await store.model_connections(db)
     names = set(await store.connections(db))
-    by_connection: dict[str, list[dict[str, Any]]] = {}
-    for limit in await store.all_limits(db):
-        connection = limit.subject if limit.scope == "connection" else owners.get(limit.subject)
-        if connection is None:
-            continue
-        alias = limit.subject if limit.scope == "model" else None
-        spends = await store.spends(db, connection, alias, window_start(SPANS[limit.name][1], now))
-        by_connection.setdefault(connection, []).append(limit_window(limit, spends, now))
-    for q in await store.shown_quotas(db, now - 7 * 86400):
-        spends = await store.spends(db, q.connection, q.alias or None, q.observed_at)
-        by_connection.setdefault(q.connection, []).append(quota_window(q, spends, now))
+    by_connection = await _windows(db, owners, now)
     resting: dict[str, list[dict[str, Any]]] = {}
     for r in await store.rests(db, now):
         resting.setdefault(owners.get(r["alias"], r["connection"]), []).append(
