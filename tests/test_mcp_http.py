@@ -273,6 +273,18 @@ def test_foreign_origin_is_refused(base: str) -> None:
     assert "Origin" in response.json()["error"]["message"]
 
 
+def test_the_sdk_check_and_the_guard_share_one_policy() -> None:
+    from benchwarmers_mcp.mcp_server import transport_security
+
+    s = Settings.from_env({}, home=Path("/nowhere"), config_dir=Path("/nowhere"), port=8122,
+                          allowed_hosts=("bench.lan",), allowed_origins=("https://app.example",))
+    sdk = transport_security(s)
+    assert "bench.lan:8122" in sdk.allowed_hosts and "127.0.0.1:8122" in sdk.allowed_hosts
+    assert "127.0.0.1:9999" not in sdk.allowed_hosts, "the guard allows this server's own port only"
+    assert "http://bench.lan:8122" in sdk.allowed_origins, "a page on an allowed host is same-origin to the guard"
+    assert "https://app.example" in sdk.allowed_origins
+
+
 def test_bad_remind_bodies_are_refused(base: str) -> None:
     for body in ({"calls": []}, {"session": "s", "calls": "p1.member1"}, {"session": "", "calls": []}):
         response = httpx.post(base + "/bench/remind", json=body)

@@ -14,7 +14,6 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
@@ -36,13 +35,12 @@ from benchwarmers_mcp.gateway.openai_chat import render_error as openai_error
 from benchwarmers_mcp.mcp_tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
 from benchwarmers_mcp.messages import Ask, user
 from benchwarmers_mcp.panel import PanelRun, start_panel
-from benchwarmers_mcp.security import has_port
+from benchwarmers_mcp.security import Policy
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import reminders, verdicts
 
 log = logging.getLogger("benchwarmers.mcp")
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 def refused(tool: str, error: BenchError) -> ToolFailure:
@@ -108,23 +106,13 @@ class EngineTools:
 
 # ---- streamable HTTP ---------------------------------------------------------------------------
 
-def _host_patterns(host: str) -> list[str]:
-    """A configured host as the SDK matches it: as given, plus any port when it names none."""
-    return [host] if has_port(host) else [host, f"{host}:*"]
-
-
 def _hosts_and_origins(settings: Settings) -> tuple[list[str], list[str]]:
-    hosts = [f"{h}:*" for h in LOOPBACK_HOSTS]
-    origins = [f"http://{h}:*" for h in LOOPBACK_HOSTS]
-    for host in settings.allowed_hosts:
-        hosts += _host_patterns(host)
-    if settings.public_url:
-        parts = urlsplit(settings.public_url)
-        if parts.netloc:
-            hosts += _host_patterns(parts.netloc)
-            origins.append(f"{parts.scheme}://{parts.netloc}")
-    origins += list(settings.allowed_origins)
-    return hosts, origins
+    """The guard's own allowed set, in the SDK's terms: exact hosts, and as origins those same
+    hosts (http and https) plus the CORS origins. One policy, checked twice."""
+    policy = Policy.from_settings(settings)
+    hosts = sorted(policy.hosts)
+    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return hosts, origins + sorted(policy.cors_origins)
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
