@@ -129,20 +129,9 @@ async def record_turn(db: Database, turn: TurnRecord) -> None:
          turn.key_name, turn.at))
 
 
-async def get_conversation(db: Database, conversation: str) -> Conversation | None:
-    row = await db.fetchone("SELECT * FROM route_conversations WHERE id = ?", (conversation,))
-    return None if row is None else _conversation(row)
-
-
 async def turns_of(db: Database, conversation: str) -> list[dict[str, Any]]:
     rows = await db.fetchall("SELECT * FROM route_turns WHERE conversation = ? ORDER BY turn, id", (conversation,))
     return [{**dict(r), "tried": json.loads(r["tried"])} for r in rows]
-
-
-async def calls_of(db: Database, conversation: str) -> list[dict[str, Any]]:
-    rows = await db.fetchall("SELECT call, alias, collection, n, at FROM route_calls WHERE conversation = ? ORDER BY n",
-                             (conversation,))
-    return [dict(r) for r in rows]
 
 
 async def useful_counts(db: Database, aliases: list[str]) -> dict[str, tuple[int, int]]:
