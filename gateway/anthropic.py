@@ -243,12 +243,18 @@ def usage_body(u: Usage) -> dict[str, int]:
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
+def envelope(ask: Ask, content: list[dict[str, Any]], stop_reason: str | None, usage: Usage,
+             **extra: Any) -> dict[str, Any]:
+    """A Message (the whole reply, or empty in ``message_start``), panels and route turns alike."""
+    return {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None, "usage": usage_body(usage),
+            **extra}
+
+
 def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
     text = panel_view.content(run)
-    usage = tokens.panel_usage(run, ask, text)
-    return {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": usage_body(usage), "bench": panel_view.bench_field(run)}
+    return envelope(ask, [{"type": "text", "text": text}], "end_turn", tokens.panel_usage(run, ask, text),
+                    bench=panel_view.bench_field(run))
 
 
 def event(kind: str, **data: Any) -> bytes:
@@ -260,9 +266,7 @@ def _text_delta(piece: str) -> bytes:
 
 
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
-    start = {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
-             "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage_body(Usage(tokens.count(ask), 0))}
-    yield event("message_start", message=start)
+    yield event("message_start", message=envelope(ask, [], None, Usage(tokens.count(ask), 0)))
     yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
     sent: list[str] = []
     try:

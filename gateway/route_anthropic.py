@@ -6,7 +6,6 @@ thinking block needs a signature only Anthropic can make)."""
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -38,10 +37,6 @@ def _map_stop(answer: Answer) -> str:
     return STOP_REASONS.get(answer.finish_reason, "end_turn")
 
 
-def _map_usage(usage: Usage | None) -> dict[str, int]:
-    return _face().usage_body(usage or Usage())
-
-
 def _tool_use(call: ToolCall, with_input: bool = True) -> dict[str, Any]:
     return {"type": "tool_use", "id": call.id, "name": call.name,
             "input": route_common.arguments_object(call) if with_input else {}}
@@ -52,16 +47,12 @@ def message(turn: RouteTurn, ask: Ask, answer: Answer) -> dict[str, Any]:
     content += [_tool_use(c) for c in answer.tool_calls]
     if not content:
         content = [{"type": "text", "text": ""}]
-    return {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
-            "content": content, "stop_reason": _map_stop(answer), "stop_sequence": None,
-            "usage": _map_usage(answer.usage), "bench": turn.bench()}
+    return _face().envelope(ask, content, _map_stop(answer), answer.usage or Usage(), bench=turn.bench())
 
 
 async def stream_turn(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
     event = _face().event
-    start = {"id": f"msg_{secrets.token_hex(12)}", "type": "message", "role": "assistant", "model": ask.model_name,
-             "content": [], "stop_reason": None, "stop_sequence": None, "usage": _map_usage(None)}
-    yield event("message_start", message=start)
+    yield event("message_start", message=_face().envelope(ask, [], None, Usage()))
     relay = route_common.Relay(turn)
     index = 0
     text_open = False
@@ -87,9 +78,9 @@ async def stream_turn(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncItera
         if index == 0:  # an empty answer is still one (empty) text block
             yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
             yield event("content_block_stop", index=0)
-        usage = _map_usage(answer.usage)
+        usage = answer.usage or Usage()
         yield event("message_delta", delta={"stop_reason": _map_stop(answer), "stop_sequence": None},
-                    usage={"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]},
+                    usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
                     bench=turn.bench())
         yield event("message_stop")
     except BenchError as e:
