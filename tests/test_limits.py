@@ -160,6 +160,18 @@ async def test_a_429_rests_the_model_for_the_stated_wait(caller, db, upstream):
     assert upstream.calls == ["m1"], "a resting model is not called"
 
 
+async def test_a_short_rest_is_waited_out_unless_it_ends_past_the_deadline(caller, db, upstream):
+    async with db.transaction() as tx:
+        await store.rest(tx, "m1", "up", time.time() + 0.2, "upstream 429: brief")
+    assert (await call(caller)).text == "fine"
+    assert upstream.calls == ["m1"], "a rest shorter than short_wait is waited for, then the call goes out"
+    async with db.transaction() as tx:
+        await store.rest(tx, "m1", "up", time.time() + 3, "upstream 429: brief")
+    with pytest.raises(RateLimited, match="model m1 is resting after upstream 429"):
+        await call(caller, timeout=2)
+    assert upstream.calls == ["m1"], "a rest ending past the call's deadline is not waited for"
+
+
 async def test_a_429_with_no_stated_wait_rests_thirty_minutes(caller, db, upstream):
     upstream.queue.append(failure(429))
     with pytest.raises(RateLimited):

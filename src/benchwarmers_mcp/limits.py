@@ -213,20 +213,18 @@ class Pacer:
                     f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
                     f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it"
                     f" (POST /api/limits/resume)"))
-            block = None
-            if gate.rest_until and gate.rest_until > now:
+            resting = gate.rest_until is not None and gate.rest_until > now
+            ticket, block = None, None
+            if resting:
                 block = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}", gate.rest_until)
-            ticket = None
-            if block is None and gate.limited:
+            elif gate.limited:
                 ticket, block = await self._try(gate, alias, tokens, deadline, now)
             if block is None:
                 return ticket
-            resting = ticket is None and gate.rest_until is not None and gate.rest_until > now
-            if resting and (gate.rest_until or now) - now > self.policy.short_wait:
+            too_late = block.free_at is None or block.free_at > deadline - self.policy.margin
+            if resting and (too_late or (block.free_at or now) - now > self.policy.short_wait):
                 raise Refused(rest_refusal(alias, gate, now))  # a panel never waits out a long rest
-            if block.free_at is None or block.free_at > deadline - self.policy.margin:
-                if resting:
-                    raise Refused(rest_refusal(alias, gate, now))
+            if too_late:
                 rest = None if block.free_at is None else (block.free_at, f"pacing: {block.what}")
                 raise Refused(refusal(block, now), rest)
             await anyio.sleep(max(0.01, min(block.free_at - now, self.policy.recheck)))
