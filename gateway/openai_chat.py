@@ -141,14 +141,19 @@ def usage_body(u: Usage) -> dict[str, int]:
     return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens, "total_tokens": u.total}
 
 
-def completion(run: PanelRun) -> dict[str, Any]:
+def envelope(model: str, message: dict[str, Any], finish: str, usage: dict[str, Any],
+             bench: dict[str, Any]) -> dict[str, Any]:
+    """A whole ``chat.completion`` with one choice (panels and route turns alike)."""
     return {
         "id": f"chatcmpl-{secrets.token_hex(12)}", "object": "chat.completion", "created": int(time.time()),
-        "model": run.collection.qualified,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": panel_view.content(run), "refusal": None},
-                     "logprobs": None, "finish_reason": "stop"}],
-        "usage": usage_body(run.usage), "bench": panel_view.bench_field(run),
+        "model": model, "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": usage, "bench": bench,
     }
+
+
+def completion(run: PanelRun) -> dict[str, Any]:
+    message = {"role": "assistant", "content": panel_view.content(run), "refusal": None}
+    return envelope(run.collection.qualified, message, "stop", usage_body(run.usage), panel_view.bench_field(run))
 
 
 class ChunkWriter:

@@ -4,8 +4,6 @@ chunk that has no choice."""
 
 from __future__ import annotations
 
-import secrets
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -63,13 +61,9 @@ def completion(turn: RouteTurn, answer: Answer) -> dict[str, Any]:
     if answer.tool_calls:
         message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                                  for c in answer.tool_calls]
-    return {
-        "id": f"chatcmpl-{secrets.token_hex(12)}", "object": "chat.completion", "created": int(time.time()),
-        "model": turn.collection.qualified,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": _map_finish(answer.finish_reason, bool(answer.tool_calls))}],
-        "usage": _map_usage(answer.usage), "bench": turn.bench(),
-    }
+    return _chat().envelope(turn.collection.qualified, message,
+                            _map_finish(answer.finish_reason, bool(answer.tool_calls)), _map_usage(answer.usage),
+                            turn.bench())
 
 
 async def stream_turn(turn: RouteTurn, keepalive: float, include_usage: bool) -> AsyncIterator[bytes]:
