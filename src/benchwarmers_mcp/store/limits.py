@@ -239,8 +239,9 @@ async def settle(db: Database, s: Settlement) -> None:
         if s.rest is not None:
             await rest(tx, alias, connection, *s.rest)
         if s.clear_strikes or s.clear_pending:
-            sets = ", ".join(([("strikes = 0")] if s.clear_strikes else [])
-                             + (["pending_retire_at = NULL, pending_why = NULL"] if s.clear_pending else []))
+            sets = ", ".join(part for part, wanted in (("strikes = 0", s.clear_strikes),
+                                                       ("pending_retire_at = NULL, pending_why = NULL",
+                                                        s.clear_pending)) if wanted)
             await tx.execute(f"UPDATE model_states SET {sets}, updated_at = ? WHERE alias = ?", (now, alias))
         if s.retire_why is not None:
             await _state(tx, alias, connection, now)
@@ -267,10 +268,8 @@ async def _strike(tx: Transaction, alias: str, connection: str, strike: tuple[in
     limit, until, why = strike
     await _state(tx, alias, connection, now)
     await tx.execute("UPDATE model_states SET strikes = strikes + 1 WHERE alias = ?", (alias,))
-    row = await tx.fetchone("SELECT strikes FROM model_states WHERE alias = ?", (alias,))
-    if row is not None and row[0] >= limit:
-        await tx.execute("UPDATE model_states SET strikes = 0, rest_until = ?, rest_why = ? WHERE alias = ?",
-                         (until, why, alias))
+    await tx.execute("UPDATE model_states SET strikes = 0, rest_until = ?, rest_why = ? WHERE alias = ? AND strikes >= ?",
+                     (until, why, alias, limit))
 
 
 async def pause(tx: Transaction, connection: str, until: float, why: str) -> None:
