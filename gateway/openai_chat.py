@@ -166,9 +166,10 @@ class ChunkWriter:
         return sse({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                     "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra})
 
-    def usage(self, usage: dict[str, int]) -> bytes:
+    def tail(self, **extra: Any) -> bytes:
+        """A chunk with no choice, for what comes after the finish (usage, ``bench``)."""
         return sse({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                    "choices": [], "usage": usage})
+                    "choices": [], **extra})
 
 
 async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> AsyncIterator[bytes]:
@@ -179,7 +180,7 @@ async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> 
             yield frame
         yield out.chunk({}, "stop", bench=panel_view.bench_field(run))
         if include_usage:
-            yield out.usage(usage_body(run.usage))
+            yield out.tail(usage=usage_body(run.usage))
     except Exception as e:
         yield sse({"error": error_body(panel_stream.as_bench_error(e))["error"]})
     yield b"data: [DONE]\n\n"

@@ -85,11 +85,8 @@ async def stream_turn(turn: RouteTurn, keepalive: float, include_usage: bool) ->
             elif isinstance(event, Finish):
                 finish = event
         yield out.chunk({}, _map_finish(finish.reason if finish else None, saw_tools))
-        last: dict[str, Any] = {"id": out.id, "object": "chat.completion.chunk", "created": out.created,
-                                "model": out.model, "choices": []}
-        if include_usage:
-            last["usage"] = _map_usage(turn.usage)
-        yield sse({**last, "bench": turn.bench()})
+        usage = {"usage": _map_usage(turn.usage)} if include_usage else {}
+        yield out.tail(**usage, bench=turn.bench())
     except BenchError as e:
         yield sse({"error": _chat().error_body(e)["error"]})
     yield b"data: [DONE]\n\n"
