@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -201,9 +201,9 @@ def records_from_body(error: Mapping[str, Any], now: float, wait: float | None) 
     copied = metadata.get("headers") if isinstance(metadata, dict) else None
     if isinstance(copied, dict):
         message = f"{error.get('message', '')} {metadata.get('limit_source', '')}"
-        records += [QuotaRecord(r.metric, r.window, r.limit, r.remaining, r.reset_at, r.scope, "body")
-                    for r in records_from_headers({str(k): str(v) for k, v in copied.items()}, "", now,
-                                                  status=429, message=message)]
+        headers = {str(k): str(v) for k, v in copied.items()}
+        records += [replace(r, source="body")
+                    for r in records_from_headers(headers, "", now, status=429, message=message)]
     return records
 
 

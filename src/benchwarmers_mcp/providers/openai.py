@@ -86,7 +86,7 @@ def _map_usage(data: dict[str, Any] | None) -> Usage | None:
         return None
     details = data.get("completion_tokens_details") or {}
     return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0),
-                 int((details or {}).get("reasoning_tokens") or 0))
+                 int(details.get("reasoning_tokens") or 0))
 
 
 def _map_delta(delta: dict[str, Any]) -> list[StreamEvent]:

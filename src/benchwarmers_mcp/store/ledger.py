@@ -62,6 +62,4 @@ async def rows(db: Database, since: float = 0.0, limit: int = 1000) -> list[Usag
     found = await db.fetchall(
         "SELECT t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out, reasoning, seconds,"
         " caller, purpose, key_name FROM usage WHERE t >= ? ORDER BY t DESC LIMIT ?", (since, limit))
-    return [UsageRow(r["alias"], r["connection"], r["endpoint"], r["served"], r["status"], r["attempts"],
-                     r["tokens_in"], r["tokens_out"], r["reasoning"], r["seconds"], r["caller"], r["purpose"],
-                     r["key_name"], r["t"]) for r in found]
+    return [UsageRow(**dict(r)) for r in found]  # the columns are named as the fields
