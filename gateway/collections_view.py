@@ -63,12 +63,3 @@ async def listed(request: Request) -> list[tuple[str, dict[str, Any]]]:
     ctx = context(request)
     scope = ctx.extras.get("scope_of")
     return with_modes(await entries(ctx.db, only=scope(request) if scope else None))
-
-
-async def resolve_for(request: Request, name: str) -> Collection:
-    """A collection the caller may use, by name (403 out of the key's scope, 404 unknown)."""
-    ctx = context(request)
-    check_scope = ctx.extras.get("check_scope")
-    if check_scope:
-        check_scope(request, name)
-    return await collection_store.resolve(ctx.db, name)

@@ -66,16 +66,22 @@ def guarded(render_error: RenderError) -> Callable:
     return wrap
 
 
+async def resolve_for(request: Request, name: str) -> Collection:
+    """A collection the caller may use, by name (403 out of the key's scope, 404 unknown)."""
+    ctx = context(request)
+    check_scope = ctx.extras.get("check_scope")
+    if check_scope:
+        check_scope(request, name)
+    return await collection_store.resolve(ctx.db, name)
+
+
 async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | None = None) -> Response:
     ctx = context(request)
     started = time.perf_counter()
     if body is None:
         body = await read_json(request, ctx.settings.max_body)
     ask = dialect.parse(body, key_name(request))
-    check_scope = ctx.extras.get("check_scope")
-    if check_scope:
-        check_scope(request, ask.collection)
-    collection = await collection_store.resolve(ctx.db, ask.collection)
+    collection = await resolve_for(request, ask.collection)
     reply = ask.reply or collection.reply or "all"
     if reply == "route":
         if dialect.respond_route is None:

@@ -280,7 +280,7 @@ def framed(body: dict[str, Any], items: AsyncIterator[dict[str, Any]]) -> tuple[
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    headers = panel_view.reply_headers(run, overhead_ms)
     if ask.stream:
         headers["X-Bench-Seats"] = seated_header(run)
         frames, media_type = framed(body, chunks(run, ask, ctx.settings.keepalive))

@@ -32,7 +32,7 @@ from benchwarmers_mcp.gateway import (
     tool_defs,
 )
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask
+from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask, resolve_for
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
@@ -191,7 +191,7 @@ async def stream_panel(run: PanelRun, ask: Ask, field: str, keepalive: float) ->
 
 def responder(field: str) -> Callable[[PanelRun, Ask, dict[str, Any], Context, float], Response]:
     def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-        headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+        headers = panel_view.reply_headers(run, overhead_ms)
         if ask.stream:
             return StreamingResponse(stream_panel(run, ask, field, ctx.settings.keepalive), media_type=NDJSON,
                                      headers=headers)
@@ -213,7 +213,7 @@ GENERATE = Dialect("ollama-generate", parse_generate, responder("response"), ren
 async def _load(request: Request, body: dict[str, Any], field: str) -> Response:
     """No prompt at all: Ollama's way to load a model. Checks the collection, runs nothing."""
     collection, _ = split_model(model_name(body.get("model")))
-    await collections_view.resolve_for(request, collection)
+    await resolve_for(request, collection)
     loaded = line(Ask(collection, (), model_name=str(body["model"])), field, "")
     return JSONResponse({**loaded, "done": True, "done_reason": "load"})
 

@@ -187,7 +187,7 @@ async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> 
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    headers = panel_view.reply_headers(run, overhead_ms)
     if ask.stream:
         opts = body.get("stream_options")
         include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))

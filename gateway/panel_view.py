@@ -97,6 +97,11 @@ def bench_field(run: PanelRun, *, include_answers: bool = True) -> dict[str, Any
     return out
 
 
+def reply_headers(run: PanelRun, overhead_ms: float) -> dict[str, str]:
+    """The headers every panel reply carries, whatever the dialect."""
+    return {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+
+
 def seats_header(run: PanelRun) -> str:
     """For dialects with no room in the body (Gemini): the seats as compact JSON."""
     return json.dumps([{"call": s.call, "seat": s.label, "alias": s.alias, "status": s.status}

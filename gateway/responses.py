@@ -339,7 +339,7 @@ async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive:
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+    headers = panel_view.reply_headers(run, overhead_ms)
     if ask.stream:
         return StreamingResponse(stream_panel(run, ask, body, ctx.settings.keepalive),
                                  media_type="text/event-stream", headers={**SSE_HEADERS, **headers})

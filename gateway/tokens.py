@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from benchwarmers_mcp.gateway.collections_view import resolve_for
+from benchwarmers_mcp.gateway.dispatch import resolve_for
 from benchwarmers_mcp.messages import Ask, Usage, estimate_text_tokens, estimate_tokens
 from benchwarmers_mcp.panel import PanelRun
 
