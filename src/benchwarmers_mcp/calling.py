@@ -25,10 +25,17 @@ from benchwarmers_mcp.limits import (
     Seen,
     account_problem,
     consequences,
-    request_tokens,
     retry_wait,
 )
-from benchwarmers_mcp.messages import Answer, AnswerBuilder, Finish, ModelRequest, StreamEvent, Usage
+from benchwarmers_mcp.messages import (
+    Answer,
+    AnswerBuilder,
+    Finish,
+    ModelRequest,
+    StreamEvent,
+    Usage,
+    estimate_request_tokens,
+)
 from benchwarmers_mcp.providers import Connection, Provider, make_provider
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import limits as limit_store
@@ -108,7 +115,7 @@ class ModelCaller:
         """Read the gate and admit the call, or settle it as refused (never sent) and raise."""
         call = _Call(model, await self.gate_of(model), info, time.monotonic() + timeout)
         try:
-            call.ticket = await self.pacer.admit(call.gate, model.alias, request_tokens(request),
+            call.ticket = await self.pacer.admit(call.gate, model.alias, estimate_request_tokens(request),
                                                  time.time() + timeout)
         except Refused as refused:
             with anyio.CancelScope(shield=True):

@@ -34,7 +34,6 @@ from benchwarmers_mcp.errors import (
     UpstreamFailure,
     UpstreamTimeout,
 )
-from benchwarmers_mcp.messages import Image, ModelRequest, Text, ToolCall, ToolResult
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import limits as store
 from benchwarmers_mcp.store.limits import Gate, Settlement, Spend, StoredQuota, UserLimit
@@ -85,22 +84,6 @@ def next_month(now: float) -> float:
 
 def window_start(span: float, now: float) -> float:
     return month_start(now) if span == MONTH else now - span
-
-
-def request_tokens(request: ModelRequest) -> int:
-    """The bench's estimate of a request's input tokens (characters / 4 + 10%, 2,500 per image)."""
-    chars, images = len(request.system or ""), 0
-    for message in request.messages:
-        for part in message.parts:
-            if isinstance(part, Text):
-                chars += len(part.text)
-            elif isinstance(part, Image):
-                images += 1
-            elif isinstance(part, ToolCall):
-                chars += len(part.name) + len(part.arguments)
-            elif isinstance(part, ToolResult):
-                chars += len(part.content)
-    return int(chars / 4 * 1.1) + 2500 * images
 
 
 def _amount(spend: Spend, metric: str) -> int:

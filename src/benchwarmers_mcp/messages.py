@@ -147,21 +147,29 @@ class Ask:
 
 
 def estimate_tokens(ask: Ask, *, count_tools: bool = False) -> int:
-    """The gateway's token estimate: characters / 4 plus 10%, each image 2,500."""
-    chars = len(ask.system or "")
-    images = 0
-    for m in ask.messages:
+    """The gateway's token estimate of a request: characters / 4 plus 10%, each image 2,500.
+    ``count_tools`` adds tool calls, results and definitions (route mode's window check)."""
+    return _estimate(ask.system, ask.messages, ask.tools if count_tools else (), count_tools)
+
+
+def estimate_request_tokens(request: ModelRequest) -> int:
+    """The same estimate of what one upstream call sends (pacing counts it against token limits)."""
+    return _estimate(request.system, request.messages, (), True)
+
+
+def _estimate(system: str | None, messages: tuple[Message, ...], tools: tuple[Tool, ...], tool_parts: bool) -> int:
+    chars, images = len(system or ""), 0
+    for m in messages:
         for p in m.parts:
             if isinstance(p, Text):
                 chars += len(p.text)
             elif isinstance(p, Image):
                 images += 1
-            elif count_tools and isinstance(p, ToolCall):
+            elif tool_parts and isinstance(p, ToolCall):
                 chars += len(p.name) + len(p.arguments)
-            elif count_tools and isinstance(p, ToolResult):
+            elif tool_parts and isinstance(p, ToolResult):
                 chars += len(p.content)
-    if count_tools:
-        chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in ask.tools)
+    chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools)
     return int(chars / 4 * 1.1) + 2500 * images
 
 

@@ -37,7 +37,8 @@ class Endpoint:
         return self.api == "simulated"
 
 
-def _row(row) -> Endpoint:
+def from_row(row) -> Endpoint:
+    """An Endpoint from a row of the endpoints table (or a query selecting its columns)."""
     return Endpoint(row["name"], row["base_url"], row["api"], row["kind"], row["key_name"],
                     json.loads(row["headers"]), row["connection"])
 
@@ -75,11 +76,11 @@ async def get(db: Database, name: str) -> Endpoint:
     row = await db.fetchone("SELECT * FROM endpoints WHERE name = ?", (name,))
     if row is None:
         raise NotFound(f"no endpoint named {name!r}")
-    return _row(row)
+    return from_row(row)
 
 
 async def list_all(db: Database) -> list[Endpoint]:
-    return [_row(r) for r in await db.fetchall("SELECT * FROM endpoints ORDER BY name")]
+    return [from_row(r) for r in await db.fetchall("SELECT * FROM endpoints ORDER BY name")]
 
 
 async def remove(db: Database, name: str) -> None:

@@ -17,7 +17,7 @@ from benchwarmers_mcp.quota import QuotaRecord
 from benchwarmers_mcp.store import ledger
 from benchwarmers_mcp.store.db import Database, Transaction
 from benchwarmers_mcp.store.endpoints import Endpoint
-from benchwarmers_mcp.store.endpoints import _row as endpoint_row
+from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
