@@ -231,7 +231,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
         collection=collection, messages=parse_messages(body.get("messages")), system="\n\n".join(system) or None,
         reply=resolve_reply(reply, suffix), with_=nominees, stream=stream, tools=parse_tools(body.get("tools")),
         tool_choice=tool_choice, parallel_tool_calls=parallel, options=options.pick(body, SAMPLING),
-        model_name=str(body["model"]), dialect="anthropic", key_name=key_name,
+        model_name=str(body["model"]), key_name=key_name,
     )
 
 

@@ -55,7 +55,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
         raise BadRequest("stream must be true or false")
     return Ask(collection=collection, messages=(Message("user", (Text(prompt),)),),
                reply=resolve_reply(reply, suffix), with_=nominees, stream=stream,
-               options=options.pick(body, SAMPLING), model_name=str(body["model"]), dialect="completions",
+               options=options.pick(body, SAMPLING), model_name=str(body["model"]),
                key_name=key_name)
 
 

@@ -216,7 +216,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
         system=parse_system(get(body, "systemInstruction")), reply=resolve_reply(reply, suffix), with_=nominees,
         stream=body.get("stream") is True, tools=parse_tools(body.get("tools")),
         tool_choice=parse_tool_choice(get(body, "toolConfig")), response_format=fmt, options=opts,
-        model_name=str(body["model"]), dialect="gemini", key_name=key_name,
+        model_name=str(body["model"]), key_name=key_name,
     )
 
 

@@ -126,7 +126,7 @@ def _common(body: dict[str, Any]) -> dict[str, Any]:
     fmt = body.get("format")
     return {"collection": collection, "reply": resolve_reply(reply, suffix), "with_": nominees, "stream": stream,
             "options": opts, "response_format": options.json_schema_format(fmt) if fmt else None,
-            "model_name": str(body["model"]), "dialect": "ollama"}
+            "model_name": str(body["model"])}
 
 
 def parse(body: dict[str, Any], key_name: str = "local") -> Ask:

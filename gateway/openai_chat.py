@@ -130,7 +130,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
         with_=nominees, stream=stream, tools=parse_tools(body.get("tools")), tool_choice=body.get("tool_choice"),
         parallel_tool_calls=body.get("parallel_tool_calls") if isinstance(body.get("parallel_tool_calls"), bool) else None,
         response_format=response_format if isinstance(response_format, dict) else None,
-        options=options, model_name=str(body.get("model")), dialect="openai", key_name=key_name,
+        options=options, model_name=str(body.get("model")), key_name=key_name,
     )
 
 

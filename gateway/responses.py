@@ -240,7 +240,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
         stream=stream, tools=parse_tools(body.get("tools")), tool_choice=parse_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
         response_format=parse_text_format(body.get("text")), options=opts, model_name=str(body["model"]),
-        dialect="responses", key_name=key_name,
+        key_name=key_name,
     )
 
 

@@ -86,7 +86,7 @@ class EngineTools:
         reply = suffix if args.merged is None else ("merged" if args.merged else "all")
         nominees = tuple(n.strip() for n in args.with_ or () if n.strip())
         ask = Ask(collection=collection, messages=(user(args.prompt),), system=args.system or None, reply=reply,
-                  with_=nominees, model_name=args.collection, dialect="mcp", key_name=_key_name(request))
+                  with_=nominees, model_name=args.collection, key_name=_key_name(request))
         check_scope = self.ctx.extras.get("check_scope")
         if check_scope is not None and request is not None:
             check_scope(request, collection)

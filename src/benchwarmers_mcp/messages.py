@@ -120,7 +120,6 @@ class Ask:
     response_format: dict[str, Any] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     model_name: str = ""
-    dialect: str = "openai"
     key_name: str = "local"
     session_hint: str | None = None
 
