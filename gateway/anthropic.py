@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import (
     images,
@@ -33,7 +34,6 @@ from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_mod
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import arguments_text
 from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
-from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop"}
 IGNORED_BLOCKS = ("thinking", "redacted_thinking")

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import options, panel_stream, panel_view, retry, tokens
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
@@ -23,7 +24,6 @@ from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_mod
 from benchwarmers_mcp.gateway.openai_chat import error_body, usage_body
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.messages import Ask, Message, Text
-from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = {name: name for name in ("max_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
                                     "frequency_penalty", "n")}

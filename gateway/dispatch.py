@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun, start_panel
 from benchwarmers_mcp.errors import BenchError, Unsupported
 from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.messages import Ask
-from benchwarmers_mcp.panel import PanelRun, start_panel
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import Collection
 

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
 from benchwarmers_mcp.gateway import (
     images,
@@ -35,7 +36,6 @@ from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_mod
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, dumps, sse
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text
 from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
-from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = {"temperature": "temperature", "topP": "top_p", "maxOutputTokens": "max_tokens", "stopSequences": "stop",
             "seed": "seed", "presencePenalty": "presence_penalty", "frequencyPenalty": "frequency_penalty",

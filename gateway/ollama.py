@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
 from benchwarmers_mcp.gateway import (
     collections_view,
@@ -37,7 +38,6 @@ from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_mod
 from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
 from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
-from benchwarmers_mcp.panel import PanelRun
 
 VERSION = "0.12.0"
 SAMPLING = {"temperature": "temperature", "top_p": "top_p", "num_predict": "max_tokens", "stop": "stop",

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import panel_stream, panel_view, route_openai, tool_defs
 from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
@@ -19,7 +20,6 @@ from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_mod
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import function_calls
 from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
-from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
             "frequency_penalty", "n", "reasoning_effort", "logit_bias", "user")

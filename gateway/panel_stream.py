@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 
+from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, SeatDone
 from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway import panel_view
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT
-from benchwarmers_mcp.panel import MergeDone, PanelRun, SeatDone
 
 log = logging.getLogger("benchwarmers.gateway")
 

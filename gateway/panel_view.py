@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchwarmers_mcp.panel import PanelRun
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.store.calls import SeatRecord
 
 VERDICT_HINT = 'POST /bench/verdict {"call", "useful": true|false, "note", "real": [...], "false": [...]}'

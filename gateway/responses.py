@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import (
     images,
@@ -33,7 +34,6 @@ from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
 from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
-from benchwarmers_mcp.panel import PanelRun
 
 SAMPLING = {"max_output_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p"}
 HOSTED_TOOLS = ("web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11",

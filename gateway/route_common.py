@@ -12,10 +12,10 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
-from benchwarmers_mcp import route
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import route
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.messages import Answer, AnswerBuilder, Ask, TextDelta, ToolCall
-from benchwarmers_mcp.route import RouteTurn
 from benchwarmers_mcp.store.collections import Collection
 
 SESSION_HEADER = "x-claude-code-session-id"

@@ -13,11 +13,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway import route_common
 from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.messages import Answer, Ask, ToolCall, Usage
-from benchwarmers_mcp.route import RouteTurn
 from benchwarmers_mcp.store.collections import Collection
 
 RespondRoute = Callable[[Context, Ask, dict[str, Any], Collection, Request], Any]

@@ -26,8 +26,8 @@ SHAPES: list[tuple[str, str]] = [
     ("/api/tags", "benchwarmers_mcp.gateway.ollama"),
     ("/api/version", "benchwarmers_mcp.gateway.ollama"),
     ("/api/ps", "benchwarmers_mcp.gateway.ollama"),
-    ("/mcp", "benchwarmers_mcp.mcp_server"),
-    ("/v1/mcp", "benchwarmers_mcp.mcp_server"),
+    ("/mcp", "benchwarmers_mcp.mcp.server"),
+    ("/v1/mcp", "benchwarmers_mcp.mcp.server"),
 ]
 DEFAULT = "benchwarmers_mcp.gateway.openai_chat"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.gateway.dispatch import resolve_for
 from benchwarmers_mcp.messages import Ask, Usage, estimate_text_tokens, estimate_tokens
-from benchwarmers_mcp.panel import PanelRun
 
 
 def panel_usage(run: PanelRun, ask: Ask, answer_text: str) -> Usage:

@@ -10,16 +10,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchwarmers_mcp import limits
-from benchwarmers_mcp.calling import ModelCaller
 from benchwarmers_mcp.errors import AuthOrBilling, ModelGone, RateLimited, UpstreamFailure, UpstreamTimeout
-from benchwarmers_mcp.keystore import KeyStore
-from benchwarmers_mcp.limits import PacingPolicy
 from benchwarmers_mcp.messages import AnswerBuilder, ModelRequest, user
 from benchwarmers_mcp.store import Database, endpoints, ledger, models
 from benchwarmers_mcp.store import limits as store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.upstream import pacing as limits
+from benchwarmers_mcp.upstream.caller import ModelCaller
+from benchwarmers_mcp.upstream.keys import KeyStore
+from benchwarmers_mcp.upstream.pacing import PacingPolicy
 
 pytestmark = pytest.mark.anyio
 HELLO = ModelRequest("", (user("hello"),))

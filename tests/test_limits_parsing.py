@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from benchwarmers_mcp import quota
 from benchwarmers_mcp.errors import RateLimited
 from benchwarmers_mcp.providers.base import error_for_status
-from benchwarmers_mcp.quota import QuotaRecord
+from benchwarmers_mcp.upstream import quota
+from benchwarmers_mcp.upstream.quota import QuotaRecord
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 

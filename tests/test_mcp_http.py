@@ -20,7 +20,7 @@ import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from benchwarmers_mcp import gateway_keys
+from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
@@ -274,7 +274,7 @@ def test_foreign_origin_is_refused(base: str) -> None:
 
 
 def test_the_sdk_check_and_the_guard_share_one_policy() -> None:
-    from benchwarmers_mcp.mcp_server import transport_security
+    from benchwarmers_mcp.mcp.server import transport_security
 
     s = Settings.from_env({}, home=Path("/nowhere"), config_dir=Path("/nowhere"), port=8122,
                           allowed_hosts=("bench.lan",), allowed_origins=("https://app.example",))

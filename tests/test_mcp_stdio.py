@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from mcp import Client, StdioServerParameters
 
-from benchwarmers_mcp.mcp_stdio import Remote
+from benchwarmers_mcp.mcp.stdio import Remote
 from tests import test_mcp_http
 from tests.servers import free_port
 from tests.test_mcp_http import TOOLS, Seen, assert_panel, benchwarmers_script, summary_of

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.mcp_tools import SCHEMAS
+from benchwarmers_mcp.mcp.tools import SCHEMAS
 from tests.test_mcp_http import TOOLS, seed_bench
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,10 +12,9 @@ import anyio
 import httpx
 import pytest
 
-from benchwarmers_mcp.calling import CallInfo
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning, start_turn
 from benchwarmers_mcp.errors import UpstreamFailure
-from benchwarmers_mcp.keystore import KeyStore
 from benchwarmers_mcp.messages import (
     Ask,
     Finish,
@@ -27,13 +26,14 @@ from benchwarmers_mcp.messages import (
     Usage,
     user,
 )
-from benchwarmers_mcp.route import TUNING_KEY, RouteTuning, start_turn
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, endpoints, models
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.upstream.caller import CallInfo
+from benchwarmers_mcp.upstream.keys import KeyStore
 
 pytestmark = pytest.mark.anyio
 Script = list[StreamEvent | Exception | float]  # a float is a pause, an exception is raised there
@@ -139,7 +139,7 @@ async def test_the_last_members_empty_answer_stands(make) -> None:
 def test_route_timings_come_from_settings(tmp_path) -> None:
     from types import SimpleNamespace
 
-    from benchwarmers_mcp.route import tuning
+    from benchwarmers_mcp.engine.route import tuning
     from benchwarmers_mcp.settings import Settings
 
     settings = Settings.from_env({"BENCH_ROUTE_FIRST_TOKEN": "12.5", "BENCH_ROUTE_TURN_TIMEOUT": "120"},

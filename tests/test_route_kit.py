@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from benchwarmers_mcp.app import create_app
-from benchwarmers_mcp.route import TUNING_KEY, RouteTuning
+from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from tests.seed import seed_async

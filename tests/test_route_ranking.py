@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers_mcp import ranking
+from benchwarmers_mcp.engine import ranking
+from benchwarmers_mcp.engine.route import member_request, sticky_key
 from benchwarmers_mcp.errors import BadRequest, NobodySeatable, TooLarge
 from benchwarmers_mcp.messages import Ask, Image, Message, Text, Tool, user
-from benchwarmers_mcp.route import member_request, sticky_key
 from benchwarmers_mcp.store import Database, endpoints, models, verdicts
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord, create_panel, record_seat

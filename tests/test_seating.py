@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from benchwarmers_mcp.engine.seating import seat_panel
 from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, TooLarge
 from benchwarmers_mcp.messages import Ask, Image, Message, Text, user
-from benchwarmers_mcp.seating import seat_panel
 from benchwarmers_mcp.store import Database, endpoints, models
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from benchwarmers_mcp.store.endpoints import Endpoint

@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from benchwarmers_mcp import auth
+from benchwarmers_mcp.access import admin_token as auth
 from benchwarmers_mcp.settings import Settings
 from tests.security_kit import ADMIN_TOKEN, app_client
 

@@ -10,11 +10,11 @@ import anthropic
 import openai
 import pytest
 
-from benchwarmers_mcp.access_log import LOGGER, AccessLog
+from benchwarmers_mcp.access.access_log import LOGGER, AccessLog
+from benchwarmers_mcp.access.policy import route_class, startup_problems
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
 from benchwarmers_mcp.gateway.shapes import SHAPES
-from benchwarmers_mcp.security import route_class, startup_problems
 from benchwarmers_mcp.settings import Settings
 from tests.security_kit import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
 

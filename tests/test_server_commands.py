@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import openai
 
-from benchwarmers_mcp.keystore import KeyStore
+from benchwarmers_mcp.upstream.keys import KeyStore
 from tests.servers import free_port, server_env, wait_healthy
 
 BIN = Path(sys.executable).parent

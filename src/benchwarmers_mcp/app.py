@@ -15,19 +15,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import __version__, admin_api, mcp_server
-from benchwarmers_mcp.calling import ModelCaller
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.access.guard import Guard
+from benchwarmers_mcp.admin import api as admin_api
+from benchwarmers_mcp.admin import limits as admin_limits
+from benchwarmers_mcp.admin.access import install as install_security
+from benchwarmers_mcp.admin.access import routes as security_routes
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
-from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat, quotas
+from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat
 from benchwarmers_mcp.gateway.shapes import render_error_for
-from benchwarmers_mcp.guard import Guard
-from benchwarmers_mcp.keystore import KeyStore
-from benchwarmers_mcp.limits import resting_now
-from benchwarmers_mcp.security_routes import install as install_security
-from benchwarmers_mcp.security_routes import routes as security_routes
+from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.upstream.caller import ModelCaller
+from benchwarmers_mcp.upstream.keys import KeyStore
+from benchwarmers_mcp.upstream.pacing import resting_now
 
 log = logging.getLogger("benchwarmers")
 
@@ -49,7 +52,7 @@ def routes() -> list[BaseRoute]:
         *security_routes(),
         *admin_api.routes(),
         *mcp_server.routes(),
-        *quotas.routes(),
+        *admin_limits.routes(),
     ]
     return table
 

@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 from anyio.abc import TaskGroup
 
-from benchwarmers_mcp.calling import ModelCaller
-from benchwarmers_mcp.keystore import KeyStore
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.upstream.caller import ModelCaller
+from benchwarmers_mcp.upstream.keys import KeyStore
 
 
 @dataclass

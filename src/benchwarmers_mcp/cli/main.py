@@ -45,7 +45,7 @@ def run_server_command(argv: list[str]) -> int:
     args = server_parser().parse_args(argv)
     command = args.command or "serve"
     if command == "mcp":
-        from benchwarmers_mcp.mcp_stdio import main as mcp_main
+        from benchwarmers_mcp.mcp.stdio import main as mcp_main
 
         return mcp_main()
     settings = Settings.from_env()

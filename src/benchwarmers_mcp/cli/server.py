@@ -16,9 +16,9 @@ from benchwarmers_mcp.store import Database
 
 
 def serve(settings: Settings) -> int:
-    from benchwarmers_mcp.access_log import to_stderr
+    from benchwarmers_mcp.access.access_log import to_stderr
+    from benchwarmers_mcp.access.policy import startup_problems
     from benchwarmers_mcp.app import create_app
-    from benchwarmers_mcp.security import startup_problems
 
     problems = startup_problems(settings)
     if problems:
@@ -51,7 +51,7 @@ def init(folder: str | None, settings: Settings) -> int:
 
 def demo(settings: Settings) -> int:
     """Serve five simulated models from a temporary data folder, removed when the server stops."""
-    from benchwarmers_mcp.demo import seed_demo
+    from benchwarmers_mcp.cli.demo import seed_demo
 
     with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
         home = Path(tmp)

@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 import httpx
 
-from benchwarmers_mcp import quota
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -27,6 +26,7 @@ from benchwarmers_mcp.errors import (
     UpstreamTimeout,
 )
 from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
+from benchwarmers_mcp.upstream import quota
 
 ResponseHook = Callable[[httpx.Response], None]
 

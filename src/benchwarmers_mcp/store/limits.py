@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from benchwarmers_mcp.quota import QuotaRecord
 from benchwarmers_mcp.store import ledger
 from benchwarmers_mcp.store.db import Database, Transaction
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
+from benchwarmers_mcp.upstream.quota import QuotaRecord
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"

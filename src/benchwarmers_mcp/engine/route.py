@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp import ranking
-from benchwarmers_mcp.calling import CallInfo
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import ranking
+from benchwarmers_mcp.engine.ranking import Lineup
 from benchwarmers_mcp.errors import (
     BadGateway,
     BenchError,
@@ -53,11 +53,11 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.ranking import Lineup
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
+from benchwarmers_mcp.upstream.caller import CallInfo
 
 log = logging.getLogger("benchwarmers.route")
 

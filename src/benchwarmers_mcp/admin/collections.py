@@ -10,7 +10,7 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin_body import NameIn, Strict, admin, body_as, ctx_of, found, ok
+from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, found, ok
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.gateway import collections_view

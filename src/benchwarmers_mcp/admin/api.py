@@ -14,10 +14,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import __version__, admin_collections, admin_endpoints, admin_models
-from benchwarmers_mcp.admin_body import admin, ctx_of, ok
+from benchwarmers_mcp import __version__
+from benchwarmers_mcp.access.policy import keys_required
+from benchwarmers_mcp.admin import collections as admin_collections
+from benchwarmers_mcp.admin import endpoints as admin_endpoints
+from benchwarmers_mcp.admin import models as admin_models
+from benchwarmers_mcp.admin.body import admin, ctx_of, ok
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.security import keys_required
 from benchwarmers_mcp.settings import Settings
 
 

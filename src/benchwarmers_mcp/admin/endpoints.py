@@ -15,15 +15,15 @@ from pydantic import Field, field_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin_body import NameIn, Strict, admin, body_as, ctx_of, found, ok, query_flag
-from benchwarmers_mcp.admin_listing import served_names
+from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, ProviderError
-from benchwarmers_mcp.keystore import env_name
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.endpoints import KINDS, Endpoint
 from benchwarmers_mcp.store.models import alias_for
+from benchwarmers_mcp.upstream.keys import env_name
+from benchwarmers_mcp.upstream.listing import served_names
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,31}$"
 SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")

@@ -11,7 +11,7 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin_body import Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import collections as collection_store

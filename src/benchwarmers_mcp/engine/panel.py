@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp import merge
-from benchwarmers_mcp.calling import CallInfo
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import merge
+from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
 from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
 from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
-from benchwarmers_mcp.seating import Seat, Seating, seat_panel
 from benchwarmers_mcp.store import calls
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.upstream.caller import CallInfo
 
 log = logging.getLogger("benchwarmers.panel")
 

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 from starlette.datastructures import Headers
 from starlette.requests import Request
 
-from benchwarmers_mcp.auth import CHALLENGE
+from benchwarmers_mcp.access.admin_token import CHALLENGE
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, Forbidden, TooManyRequests, Unauthorized
 from benchwarmers_mcp.store import Database

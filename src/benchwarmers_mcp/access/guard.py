@@ -24,10 +24,11 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from benchwarmers_mcp import auth, gateway_keys
-from benchwarmers_mcp.access_log import AccessLog
+from benchwarmers_mcp.access import admin_token as auth
+from benchwarmers_mcp.access import gateway_keys
+from benchwarmers_mcp.access.access_log import AccessLog
+from benchwarmers_mcp.access.policy import Policy, is_gemini, route_class
 from benchwarmers_mcp.errors import BadRequest, BenchError, Forbidden, TooLarge, UnsupportedMediaType
-from benchwarmers_mcp.security import Policy, is_gemini, route_class
 from benchwarmers_mcp.settings import Settings
 
 log = logging.getLogger("benchwarmers.guard")

@@ -17,16 +17,6 @@ import anyio
 import httpx
 
 from benchwarmers_mcp.errors import AuthOrBilling, NotFound, ProviderError, UpstreamFailure, UpstreamTimeout
-from benchwarmers_mcp.keystore import KeyStore
-from benchwarmers_mcp.limits import (
-    Pacer,
-    PacingPolicy,
-    Refused,
-    Seen,
-    account_problem,
-    consequences,
-    retry_wait,
-)
 from benchwarmers_mcp.messages import (
     Answer,
     AnswerBuilder,
@@ -42,6 +32,16 @@ from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.limits import Gate, Settlement
 from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.upstream.keys import KeyStore
+from benchwarmers_mcp.upstream.pacing import (
+    Pacer,
+    PacingPolicy,
+    Refused,
+    Seen,
+    account_problem,
+    consequences,
+    retry_wait,
+)
 
 
 @dataclass(frozen=True)

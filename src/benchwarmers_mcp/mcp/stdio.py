@@ -28,7 +28,7 @@ import anyio
 import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.mcp_tools import AskArgs, Progress, ToolFailure, VerdictArgs, build_server
+from benchwarmers_mcp.mcp.tools import AskArgs, Progress, ToolFailure, VerdictArgs, build_server
 from benchwarmers_mcp.providers.base import error_message
 
 log = logging.getLogger("benchwarmers.mcp")

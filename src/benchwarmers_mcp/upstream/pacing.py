@@ -25,7 +25,6 @@ from typing import Any
 import anyio
 import httpx
 
-from benchwarmers_mcp import quota
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -37,6 +36,7 @@ from benchwarmers_mcp.errors import (
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import limits as store
 from benchwarmers_mcp.store.limits import Gate, Settlement, Spend, StoredQuota, UserLimit
+from benchwarmers_mcp.upstream import quota
 
 MONTH = -1.0  # the span of rpmo: the UTC calendar month
 SPANS: dict[str, tuple[str, float, str]] = {

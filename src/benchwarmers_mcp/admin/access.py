@@ -15,12 +15,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import auth, gateway_keys
-from benchwarmers_mcp.admin_body import admin, ctx_of
+from benchwarmers_mcp.access import admin_token as auth
+from benchwarmers_mcp.access import gateway_keys
+from benchwarmers_mcp.access.policy import describe, secure_cookie, startup_problems
+from benchwarmers_mcp.admin.body import admin, ctx_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
 from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.security import describe, secure_cookie, startup_problems
 from benchwarmers_mcp.store import keys as key_store
 
 

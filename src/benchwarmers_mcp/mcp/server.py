@@ -24,7 +24,9 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from benchwarmers_mcp import __version__
+from benchwarmers_mcp.access.policy import Policy
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine.panel import PanelRun, start_panel
 from benchwarmers_mcp.errors import BadRequest, BenchError
 from benchwarmers_mcp.gateway import collections_view, panel_view
 from benchwarmers_mcp.gateway.bench_routes import parse_verdict
@@ -32,10 +34,8 @@ from benchwarmers_mcp.gateway.body import read_json
 from benchwarmers_mcp.gateway.dispatch import context, guarded, key_name
 from benchwarmers_mcp.gateway.naming import split_model
 from benchwarmers_mcp.gateway.openai_chat import render_error as openai_error
-from benchwarmers_mcp.mcp_tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
+from benchwarmers_mcp.mcp.tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
 from benchwarmers_mcp.messages import Ask, user
-from benchwarmers_mcp.panel import PanelRun, start_panel
-from benchwarmers_mcp.security import Policy
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import reminders, verdicts
 
