@@ -21,7 +21,7 @@ from benchwarmers_mcp.access.policy import describe, secure_cookie, startup_prob
 from benchwarmers_mcp.admin.body import admin, ctx_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
-from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.inbound import read_json
 from benchwarmers_mcp.store import keys as key_store
 
 

@@ -23,9 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.gateway.body import read_json, validation_message
-from benchwarmers_mcp.gateway.dispatch import context, guarded
-from benchwarmers_mcp.gateway.openai_chat import render_error
+from benchwarmers_mcp.inbound import context, guarded, read_json, render_error, validation_message
 from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.upstream import pacing as limits

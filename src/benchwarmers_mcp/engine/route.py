@@ -5,7 +5,8 @@
                                       starts the turn in the app's task group; returns a RouteTurn
     RouteTurn.ready(wait)             waits for a member to commit (raises 429 / 502 if none did)
     RouteTurn.events(keepalive)       the member's stream events; an error after the commit raises
-    RouteTurn.bench()                 the ``bench`` object for the last event
+    RouteTurn.answer                  the turn's outcome so far (member, call, answer, usage), kept by
+                                      the driver as it happens; ``report.turn_bench`` renders it
 
 Failover happens before the first piece of an answer reaches the agent: an upstream error (429,
 5xx, a pacing refusal...), no first event within ``first_token`` seconds (reasoning counts), or
@@ -46,7 +47,6 @@ from benchwarmers_mcp.messages import (
     Answer,
     AnswerBuilder,
     Ask,
-    Finish,
     ModelRequest,
     StreamEvent,
     TextDelta,
@@ -62,8 +62,6 @@ from benchwarmers_mcp.upstream.caller import CallInfo
 log = logging.getLogger("benchwarmers.route")
 
 TUNING_KEY = "route_tuning"
-VERDICT_HINT = ('optional, once per conversation: POST /bench/verdict {"call": "<call>", "useful": true|false, '
-                '"note": "..."}')
 
 
 @dataclass(frozen=True)
@@ -130,7 +128,8 @@ Item = Committed | Failed | StreamEvent
 
 @dataclass
 class RouteTurn:
-    """A turn in flight, as a face sees it."""
+    """A turn in flight, as a face sees it. The driver writes its outcome (the member committed
+    to, its call id, who failed over, the answer as relayed) as it happens; faces only read it."""
 
     collection: Collection
     conversation: str
@@ -141,7 +140,7 @@ class RouteTurn:
     member: ModelRecord | None = None
     call: str | None = None
     failed_over: tuple[dict[str, str], ...] = ()
-    finish: Finish | None = None
+    relayed: AnswerBuilder = field(default_factory=AnswerBuilder)
 
     def close(self) -> None:
         """Nobody will read the rest: the driver stops the member's call at once."""
@@ -162,21 +161,16 @@ class RouteTurn:
                     item = await self.receive.receive()
                 except anyio.EndOfStream:
                     raise BadGateway("the route turn ended without an answer") from None
-                self._take(item)
+                self._event(item)
         except BaseException:
             self.close()
             raise
 
-    def _take(self, item: Item) -> bool:
-        """Absorb a control item (True) or leave a stream event to the caller (False)."""
-        if isinstance(item, Committed):
-            self.member, self.call, self.failed_over = item.member, item.call, item.failed_over
-            return True
+    def _event(self, item: Item) -> StreamEvent | None:
+        """A stream event for the caller, or None for the commit (a failure raises)."""
         if isinstance(item, Failed):
             raise item.error
-        if isinstance(item, Finish):
-            self.finish = item
-        return False
+        return None if isinstance(item, Committed) else item
 
     async def events(self, keepalive: float | None = None) -> AsyncIterator[StreamEvent | None]:
         """The member's events; with ``keepalive``, a ``None`` after each idle interval."""
@@ -190,33 +184,26 @@ class RouteTurn:
                         return
                 if item is None:
                     yield None
-                elif not self._take(item):
-                    yield item
+                elif (event := self._event(item)) is not None:
+                    yield event
         finally:
             self.close()
 
     async def collect(self) -> Answer:
-        builder = AnswerBuilder()
-        async for event in self.events():
-            if event is not None:
-                builder.add(event)
-        return builder.answer()
+        """The whole answer, once the turn is over (raises what the turn failed with)."""
+        async for _ in self.events():
+            pass
+        return self.answer
+
+    @property
+    def answer(self) -> Answer:
+        """The answer relayed so far; the whole answer once ``events()`` has ended."""
+        return self.relayed.answer()
 
     @property
     def usage(self) -> Usage | None:
-        return self.finish.usage if self.finish else None
-
-    def bench(self) -> dict:
-        out: dict = {"collection": self.collection.qualified, "reply": "route", "conversation": self.conversation,
-                     "call": self.call, "alias": self.alias, "turn": self.turn}
-        if self.failed_over:
-            out["failed_over"] = list(self.failed_over)
-        if self.skipped:
-            out["skipped"] = self.skipped
-        out["verdict"] = VERDICT_HINT.replace("<call>", self.call or "<call>")
-        if self.usage:
-            out["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
-        return out
+        """The member's own usage, once it has reported it (with its last event)."""
+        return self.relayed.finish.usage
 
 
 # ---- starting a turn ----------------------------------------------------------------------------
@@ -231,7 +218,7 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, session:
     candidates = await order(ctx, line, claim, tune)
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
-    driver = _Driver(ctx, ask, collection, tune, claim, candidates[:tune.max_tries], hold_all, send, turn.hangup)
+    driver = _Driver(ctx, ask, tune, claim, candidates[:tune.max_tries], hold_all, send, turn)
     ctx.tg.start_soon(driver.run)
     return turn
 
@@ -262,7 +249,7 @@ def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> Ben
 _END = object()
 
 
-async def _next(pipe: MemoryObjectReceiveStream) -> object:
+async def _next(pipe: MemoryObjectReceiveStream[object]) -> object:
     try:
         return await pipe.receive()
     except anyio.EndOfStream:
@@ -276,23 +263,22 @@ def _substantive(event: StreamEvent) -> bool:
 
 @dataclass
 class _Driver:
-    """Runs one turn in the background: tries members in order, relays the one that commits, and
-    writes the turn's row whatever happens (the caller hanging up included)."""
+    """Runs one turn in the background: tries members in order, relays the one that commits (and
+    keeps the turn's outcome on ``turn``), and writes the turn's row whatever happens (the caller
+    hanging up included)."""
 
     ctx: Context
     ask: Ask
-    collection: Collection
     tune: RouteTuning
     claim: TurnClaim
     candidates: list[ModelRecord]
     hold_all: bool
     send: MemoryObjectSendStream[Item]
-    hangup: anyio.Event
+    turn: RouteTurn
     hung_up: bool = False
     written: bool = False
     tried: list[dict[str, str]] = field(default_factory=list)
     errors: list[ProviderError] = field(default_factory=list)
-    builder: AnswerBuilder = field(default_factory=AnswerBuilder)
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -361,11 +347,11 @@ class _Driver:
         return outcome
 
     async def _watch(self, scope: anyio.CancelScope) -> None:
-        await self.hangup.wait()
+        await self.turn.hangup.wait()
         self.hung_up = True
         scope.cancel()
 
-    async def _take(self, pipe: MemoryObjectReceiveStream, member: ModelRecord, last: bool) -> ProviderError | None:
+    async def _take(self, pipe: MemoryObjectReceiveStream[object], member: ModelRecord, last: bool) -> ProviderError | None:
         """Hold the member's first events; fail over, or commit to it and relay the rest."""
         held, item = await self._hold(pipe, member)
         if isinstance(item, ProviderError):
@@ -377,7 +363,7 @@ class _Driver:
             await self._relay(pipe)
         return None
 
-    async def _hold(self, pipe: MemoryObjectReceiveStream, member: ModelRecord) -> tuple[list[StreamEvent], object]:
+    async def _hold(self, pipe: MemoryObjectReceiveStream[object], member: ModelRecord) -> tuple[list[StreamEvent], object]:
         """Events until the first piece of the answer (or all of them for a whole turn).
         Returns (held events, the item that stopped the holding: an event, _END or an error)."""
         held: list[StreamEvent] = []
@@ -397,14 +383,16 @@ class _Driver:
 
     async def _commit(self, member: ModelRecord, held: list[StreamEvent]) -> None:
         call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
-                                               self.collection.qualified)
+                                               self.turn.collection.qualified)
         self.record.alias, self.record.call = member.alias, call
-        await self.send.send(Committed(member, call, tuple(self.tried)))
+        failed_over = tuple(self.tried)
+        self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
+        await self.send.send(Committed(member, call, failed_over))
         for event in held:
             await self._forward(event)
         self.record.status = "ok"
 
-    async def _relay(self, pipe: MemoryObjectReceiveStream) -> None:
+    async def _relay(self, pipe: MemoryObjectReceiveStream[object]) -> None:
         async for item in pipe:
             if isinstance(item, ProviderError):
                 self.record.status = "timeout" if isinstance(item, UpstreamTimeout) else "error"
@@ -413,7 +401,7 @@ class _Driver:
             await self._forward(item)  # type: ignore[arg-type]
 
     async def _forward(self, event: StreamEvent) -> None:
-        self.builder.add(event)
+        self.turn.relayed.add(event)
         await self.send.send(event)
 
     async def _write(self) -> None:
@@ -422,7 +410,7 @@ class _Driver:
             return
         self.written = True
         record = self.record
-        answer = self.builder.answer()
+        answer = self.turn.answer
         if record.status == "ok" and not (answer.text.strip() or answer.tool_calls):
             record.status = "empty"
         usage = answer.usage or Usage()
