@@ -7,6 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from benchwarmers_mcp.access.guard import access_of
 from benchwarmers_mcp.gateway.dispatch import context
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
@@ -60,6 +61,4 @@ def with_modes(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 
 async def listed(request: Request) -> list[tuple[str, dict[str, Any]]]:
     """The collections under every reply mode, limited to the caller's key scope."""
-    ctx = context(request)
-    scope = ctx.extras.get("scope_of")
-    return with_modes(await entries(ctx.db, only=scope(request) if scope else None))
+    return with_modes(await entries(context(request).db, only=access_of(request).visible()))

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from benchwarmers_mcp.access.guard import access_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine.panel import PanelRun, start_panel
 from benchwarmers_mcp.errors import BenchError, Unsupported
@@ -44,7 +45,8 @@ def context(request: Request) -> Context:
 
 
 def key_name(request: Request) -> str:
-    return getattr(request.state, "key_name", None) or "local"
+    """The caller's key name, as the guard found it (a refusal when it found nothing)."""
+    return access_of(request).key_name
 
 
 def guarded(render_error: RenderError) -> Callable:
@@ -68,11 +70,8 @@ def guarded(render_error: RenderError) -> Callable:
 
 async def resolve_for(request: Request, name: str) -> Collection:
     """A collection the caller may use, by name (403 out of the key's scope, 404 unknown)."""
-    ctx = context(request)
-    check_scope = ctx.extras.get("check_scope")
-    if check_scope:
-        check_scope(request, name)
-    return await collection_store.resolve(ctx.db, name)
+    access_of(request).check(name)
+    return await collection_store.resolve(context(request).db, name)
 
 
 async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | None = None) -> Response:
@@ -87,7 +86,7 @@ async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | 
         if dialect.respond_route is None:
             raise Unsupported(f"route mode is not available in the {dialect.name} format yet")
         return await dialect.respond_route(ctx, ask, body, collection, request)
-    run = await start_panel(ctx, ask, collection)
+    run = await start_panel(ctx, ask, collection, access=access_of(request))
     if ask.stream:
         return dialect.respond_panel(run, ask, body, ctx, (time.perf_counter() - started) * 1000)
     await run.wait()

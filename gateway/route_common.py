@@ -12,6 +12,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
+from benchwarmers_mcp.access.guard import access_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import route
 from benchwarmers_mcp.engine.route import RouteTurn
@@ -25,7 +26,8 @@ async def begin(ctx: Context, ask: Ask, collection: Collection, request: Request
     """Start the turn and wait for a member to commit: a whole turn waits for the whole answer, a
     streamed one at most ``stream_wait`` seconds (then the 200 goes and keep-alives follow)."""
     session = request.headers.get(SESSION_HEADER) or ask.session_hint
-    turn = await route.start_turn(ctx, ask, collection, session=session, hold_all=not ask.stream)
+    turn = await route.start_turn(ctx, ask, collection, access=access_of(request), session=session,
+                                  hold_all=not ask.stream)
     await turn.ready(route.tuning(ctx).stream_wait if ask.stream else None)
     return turn
 

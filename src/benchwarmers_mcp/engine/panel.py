@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.engine import merge
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
 from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
@@ -151,8 +151,10 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
     return SeatDone(record, usage)
 
 
-async def start_panel(ctx: Context, ask: Ask, collection: Collection | None = None) -> PanelRun:
+async def start_panel(ctx: Context, ask: Ask, collection: Collection | None = None, *,
+                      access: Access) -> PanelRun:
     """Seat the panel (raising any refusal before a byte is sent) and start it in the background."""
+    require_access(access).check(collection.name if collection else ask.collection)
     if ask.has_tool_traffic:
         raise Unsupported(
             f"a panel answers with text, so tools, tool calls and tool results are refused; for an agent with "
