@@ -92,6 +92,8 @@ def test_a_broken_table_is_refused() -> None:
     assert twice == ["POST /v1/x is declared twice"]
     split = table_problems((good, Entry("/v1/x/", ("GET",), "m:g", "admin", "openai")))
     assert split == ["/v1/x/ is declared with two access classes or shapes"]
+    hidden = table_problems((Entry("/v1/{name}", ("GET",), "m:g", "gateway", "openai"), good))
+    assert hidden == ["/v1/x is hidden by /v1/{name}"]
     assert table_problems((Entry("/y", ("GET",), "m:f", "secret", "openai"),))  # type: ignore[arg-type]
     assert table_problems(TABLE) == []
 

@@ -61,6 +61,8 @@ class Endpoint:
             try:
                 access_of(HTTPConnection(scope))
             except BenchError as e:
+                log.error("%s %s reached its route without the guard's access check", scope["method"],
+                          scope["path"])
                 await render_error_for(scope["path"], e, Headers(scope=scope))(scope, receive, send)
                 return
         await self.load()(scope, receive, send)

@@ -48,6 +48,8 @@ _PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
 
 def normal_path(path: str) -> str:
     """Duplicate and trailing slashes folded, as the router's neighbours see them."""
+    if path.startswith("/") and "//" not in path and (path == "/" or not path.endswith("/")):
+        return path
     folded = re.sub(r"/{2,}", "/", path or "/")
     return folded.rstrip("/") or "/"
 
@@ -153,8 +155,9 @@ TABLE: tuple[Entry, ...] = (
 
 
 def table_problems(table: tuple[Entry, ...]) -> list[str]:
-    """What makes a table unusable: an unknown class or shape, a path and method declared twice, or
-    one path declared with two classes or shapes (the guard judges a path before any method)."""
+    """What makes a table unusable: an unknown class or shape, a path and method declared twice, one
+    path declared with two classes or shapes (the guard judges a path before any method), or a fixed
+    path that a path with parameters also matches (fixed paths are looked up first)."""
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
     facts: dict[str, tuple[str, str]] = {}
@@ -167,6 +170,9 @@ def table_problems(table: tuple[Entry, ...]) -> list[str]:
             seen.add((e.path, method))
         if facts.setdefault(e.pattern.pattern, (e.access, e.shape)) != (e.access, e.shape):
             problems.append(f"{e.path} is declared with two access classes or shapes")
+        if "{" not in e.path:
+            problems += [f"{e.path} is hidden by {p.path}" for p in table
+                         if "{" in p.path and p.pattern.fullmatch(e.literal)]
     return problems
 
 
@@ -174,10 +180,14 @@ if table_problems(TABLE):  # a broken table must not load
     raise RuntimeError("; ".join(table_problems(TABLE)))
 
 
+_FIXED = {e.literal: e for e in reversed(TABLE) if "{" not in e.path}  # the first entry for each path
+_WITH_PARAMS = tuple(e for e in TABLE if "{" in e.path)
+
+
 def find(path: str) -> Entry | None:
     """The first entry whose path matches (any method)."""
     p = normal_path(path)
-    return next((e for e in TABLE if e.pattern.fullmatch(p)), None)
+    return _FIXED.get(p) or next((e for e in _WITH_PARAMS if e.pattern.fullmatch(p)), None)
 
 
 def _area(path: str) -> str | None:
