@@ -31,7 +31,7 @@ from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, SeatDone, start_p
 from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT
-from benchwarmers_mcp.inbound import RenderError, context, key_name, read_json
+from benchwarmers_mcp.inbound import RenderError, access_of, context, key_name, read_json
 from benchwarmers_mcp.messages import (
     Ask,
     Reply,
@@ -90,18 +90,13 @@ def named(body: dict[str, Any], model: Any) -> tuple[str, Reply | None, tuple[st
 
 async def resolve_for(request: Request, name: str) -> Collection:
     """A collection the caller may use, by name (403 out of the key's scope, 404 unknown)."""
-    ctx = context(request)
-    check_scope = ctx.extras.get("check_scope")
-    if check_scope:
-        check_scope(request, name)
-    return await collection_store.resolve(ctx.db, name)
+    access_of(request).check(name)
+    return await collection_store.resolve(context(request).db, name)
 
 
 async def listed(request: Request) -> list[collections.Listed]:
     """The collections under every reply mode, limited to the caller's key scope."""
-    ctx = context(request)
-    scope = ctx.extras.get("scope_of")
-    return collections.with_modes(await collections.entries(ctx.db, only=scope(request) if scope else None))
+    return collections.with_modes(await collections.entries(context(request).db, only=access_of(request).visible()))
 
 
 async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | None = None) -> Response:
@@ -116,7 +111,7 @@ async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | 
         if dialect.respond_route is None:
             raise Unsupported(f"route mode is not available in the {dialect.name} format yet")
         return await dialect.respond_route(ctx, ask, body, collection, request)
-    run = await start_panel(ctx, ask, collection, mode)
+    run = await start_panel(ctx, ask, collection, mode, access=access_of(request))
     if ask.stream:  # the overhead is all there is before the 200
         return dialect.respond_panel(run, ask, body, ctx, (time.perf_counter() - started) * 1000)
     await run.wait()
@@ -196,7 +191,8 @@ async def begin(ctx: Context, ask: Ask, collection: Collection, request: Request
     """Start the turn and wait for a member to commit: a whole turn waits for the whole answer, a
     streamed one at most ``stream_wait`` seconds (then the 200 goes and keep-alives follow)."""
     session = request.headers.get(SESSION_HEADER) or ask.session_hint
-    turn = await route.start_turn(ctx, ask, collection, session=session, hold_all=not ask.stream)
+    turn = await route.start_turn(ctx, ask, collection, access=access_of(request), session=session,
+                                  hold_all=not ask.stream)
     await turn.ready(route.tuning(ctx).stream_wait if ask.stream else None)
     return turn
 

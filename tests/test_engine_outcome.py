@@ -12,7 +12,7 @@ import anyio
 import httpx
 import pytest
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, Context
 from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.collections import reply_mode
 from benchwarmers_mcp.engine.panel import MergeDone, SeatDone, start_panel
@@ -76,7 +76,7 @@ def ask(reply: str | None = None) -> Ask:
 
 async def test_a_panel_nobody_listens_to_is_finished_by_the_engine(ctx: Context) -> None:
     collection = Collection("core", ("a", "b"), merger="m")
-    run = await start_panel(ctx, ask(), collection, reply_mode(ask("merged"), collection))
+    run = await start_panel(ctx, ask(), collection, reply_mode(ask("merged"), collection), access=Access.unscoped())
     await run.finished.wait()  # the engine's own signal: nobody has read a single event
     assert run.reply == "merged"
     assert sorted(s.alias for s in run.seats_done) == ["a", "b"]
@@ -90,7 +90,7 @@ async def test_a_panel_nobody_listens_to_is_finished_by_the_engine(ctx: Context)
 
 async def test_a_listener_reads_the_engines_counts_in_finish_order(ctx: Context) -> None:
     collection = Collection("core", ("a", "b"))
-    run = await start_panel(ctx, ask(), collection, "all")
+    run = await start_panel(ctx, ask(), collection, "all", access=Access.unscoped())
     seen = [event async for event in run.events()]
     assert [(e.record.alias, e.answered) for e in seen if isinstance(e, SeatDone)] == [("a", 1), ("b", 2)]
     assert not any(isinstance(e, MergeDone) for e in seen)
@@ -99,7 +99,7 @@ async def test_a_listener_reads_the_engines_counts_in_finish_order(ctx: Context)
 
 
 async def test_a_route_turn_keeps_its_own_outcome(ctx: Context) -> None:
-    turn = await start_turn(ctx, ask(), Collection("core", ("a",)), hold_all=True)
+    turn = await start_turn(ctx, ask(), Collection("core", ("a",)), access=Access.unscoped(), hold_all=True)
     await turn.ready()
     assert turn.alias == "a" and turn.call, "the engine committed before the face read anything"
     answer = await turn.collect()

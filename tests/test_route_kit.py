@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from benchwarmers_mcp.app import create_app
-from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
+from benchwarmers_mcp.engine.route import RouteTuning
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from tests.seed import seed_async
@@ -23,12 +23,10 @@ FAST = RouteTuning(first_token=1.0, stream_wait=5.0, turn_timeout=20.0, rotation
 
 
 @contextmanager
-def route_server(settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
-    """A real server on a free port whose route turns use ``tuning`` (and ``extras`` as hooks)."""
+def route_server(settings: Settings, tuning: RouteTuning = FAST) -> Iterator[str]:
+    """A real server on a free port whose route turns use ``tuning``."""
     port = free_port()
-    app = create_app(replace(settings, port=port))
-    with serve_in_thread(app, port) as base:
-        app.state.ctx.extras.update({TUNING_KEY: tuning, **extras})
+    with serve_in_thread(create_app(replace(settings, port=port), route_tuning=tuning), port) as base:
         yield base
 
 

@@ -4,13 +4,17 @@ may land elsewhere; a turn its member cannot take is re-ranked and the new membe
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import limits as limit_store
 from tests.servers import spawn_server
 from tests.test_route_kit import FAST, query, route_server, seed_members
 
@@ -93,8 +97,12 @@ def test_a_turn_its_member_cannot_take_moves_the_conversation(settings: Settings
 def test_resting_members_go_last(settings: Settings, home: Path, upstream: str) -> None:
     seed_members(home, upstream, {"alpha": "alpha", "beta": "beta"}, {"agents": ["alpha", "beta"]})
 
-    async def resting() -> set[str]:
-        return {"alpha"}
+    async def rest_alpha() -> None:  # as a rate limit would: in the store, for every process to see
+        async with Database(home / "benchwarmers.db") as db:
+            connection = (await limit_store.model_connections(db))["alpha"]
+            async with db.transaction() as tx:
+                await limit_store.rest(tx, "alpha", connection, time.time() + 3600, "upstream 429")
 
-    with route_server(settings, resting=resting) as base:
+    anyio.run(rest_alpha)
+    with route_server(settings) as base:
         assert bench(turn(base, "You are rested."))["alias"] == "beta"

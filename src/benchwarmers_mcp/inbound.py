@@ -16,10 +16,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from pydantic import ValidationError
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.errors import BadRequest, BenchError, TooLarge, UnsupportedMediaType
 
 log = logging.getLogger("benchwarmers.gateway")
@@ -33,9 +33,18 @@ def context(request: Request) -> Context:
     return cast(Context, request.app.state.ctx)
 
 
+STATE_KEY = "access"  # where the guard leaves the caller's Access, in the request's state
+
+
+def access_of(request: HTTPConnection | None) -> Access:
+    """The caller's Access, as the guard found it; a refusal when there is none (closed by default)."""
+    state = request.scope.get("state") if request is not None else None
+    return require_access((state or {}).get(STATE_KEY))
+
+
 def key_name(request: Request) -> str:
-    """The gateway key's name the guard found on the request, else ``local``."""
-    return getattr(request.state, "key_name", None) or "local"
+    """The caller's key name, as the guard found it (a refusal when it found nothing)."""
+    return access_of(request).key_name
 
 
 def _limit_error(max_body: int) -> TooLarge:
@@ -107,5 +116,5 @@ def guarded(render: RenderError) -> Callable[[Handler], Handler]:
     return wrap
 
 
-__all__ = ["Handler", "RenderError", "context", "error_body", "guarded", "key_name", "read_json", "render_error",
+__all__ = ["STATE_KEY", "Handler", "RenderError", "access_of", "context", "error_body", "guarded", "key_name", "read_json", "render_error",
            "validation_message"]

@@ -1,9 +1,10 @@
 """The CLI's one connection to a running server, and the one place its failures become exit codes.
 
 The CLI is a thin HTTP client: it imports nothing of the engine. Everything it knows about the
-server comes from the server's replies. ``BENCHWARMERS_ADMIN_TOKEN`` goes as Bearer on the admin
-routes (``/api/...``), ``BENCHWARMERS_KEY`` on the gateway's (``/v1/...``, ``/bench/...``); neither
-is ever printed.
+server comes from the server's replies, and which routes are the admin's from the route table
+(``routes.py``, plain data). ``BENCHWARMERS_ADMIN_TOKEN`` goes as Bearer on the admin routes
+(``/api/...``), ``BENCHWARMERS_KEY`` on the gateway's (``/v1/...``, ``/bench/...``); neither is ever
+printed.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from typing import Any
 
 import httpx
 
+from benchwarmers_mcp.routes import is_admin_path  # the route table's data: no handler, no engine
+
 DEFAULT_URL = "http://127.0.0.1:8122"
 DEFAULT_TIMEOUT = 900.0
 CONNECT_TIMEOUT = 10.0
-OLLAMA_NAMES = ("chat", "generate", "show", "tags", "version", "ps")
 
 
 class CliError(Exception):
@@ -59,13 +61,6 @@ class ClientConfig:
         if not chosen.startswith(("http://", "https://")):
             raise UsageError(f"the server URL must start with http:// or https:// (got {chosen!r})")
         return cls(chosen, timeout, env.get("BENCHWARMERS_ADMIN_TOKEN") or None, env.get("BENCHWARMERS_KEY") or None)
-
-
-def is_admin_path(path: str) -> bool:
-    """Admin routes are ``/api/...`` except Ollama's names, which belong to the gateway."""
-    if not path.startswith("/api/"):
-        return False
-    return path[len("/api/"):].split("?", 1)[0] not in OLLAMA_NAMES
 
 
 def server_message(response: httpx.Response) -> str | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.engine import merge
 from benchwarmers_mcp.engine.collections import PanelReply
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
@@ -169,9 +169,12 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
     return SeatDone(record, usage)
 
 
-async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: PanelReply) -> PanelRun:
+async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: PanelReply, *,
+                      access: Access) -> PanelRun:
     """Seat the panel (raising any refusal before a byte is sent) and start it in the background.
-    ``reply`` is the mode ``collections.reply_mode`` resolved for this request."""
+    ``reply`` is the mode ``collections.reply_mode`` resolved for this request; ``access`` is the
+    caller's, checked here whatever the face did."""
+    require_access(access).check(collection.name)
     if ask.has_tool_traffic:
         raise Unsupported(
             f"a panel answers with text, so tools, tool calls and tool results are refused; for an agent with "

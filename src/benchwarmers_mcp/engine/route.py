@@ -1,8 +1,10 @@
 """Route mode: one member answers each turn of an agent's conversation, with the agent's tools.
 
-    start_turn(ctx, ask, collection)  refuses what no member can take (400 / 413 / 503), finds the
-                                      conversation (sticky, in the store), orders the members, and
-                                      starts the turn in the app's task group; returns a RouteTurn
+    start_turn(ctx, ask, collection, access=...)
+                                      checks the caller's access (403), refuses what no member can
+                                      take (400 / 413 / 503), finds the conversation (sticky, in the
+                                      store), orders the members, and starts the turn in the app's
+                                      task group; returns a RouteTurn
     RouteTurn.ready(wait)             waits for a member to commit (raises 429 / 502 if none did)
     RouteTurn.events(keepalive)       the member's stream events; an error after the commit raises
     RouteTurn.answer                  the turn's outcome so far (member, call, answer, usage), kept by
@@ -22,15 +24,14 @@ import contextlib
 import hashlib
 import logging
 import math
-import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, CallInfo, Context, RouteTuning, require_access
 from benchwarmers_mcp.engine import ranking
 from benchwarmers_mcp.engine.ranking import Lineup
 from benchwarmers_mcp.errors import (
@@ -57,31 +58,15 @@ from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
-from benchwarmers_mcp.upstream.caller import CallInfo
 
 log = logging.getLogger("benchwarmers.route")
 
-TUNING_KEY = "route_tuning"
-
-
-@dataclass(frozen=True)
-class RouteTuning:
-    """Route mode's timings and odds. The timings come from Settings; tests may put a whole
-    tuning (with a fixed ``chance``) in ``ctx.extras["route_tuning"]``."""
-
-    first_token: float = 90.0
-    stream_wait: float = 15.0
-    turn_timeout: float = 600.0
-    max_tries: int = 3
-    rotation: float = 0.25
-    idle_lapse: float = 24 * 3600.0
-    chance: Callable[[], float] = random.random
 
 
 def tuning(ctx: Context) -> RouteTuning:
-    override = ctx.extras.get(TUNING_KEY)
-    if override is not None:
-        return override
+    """The app's route tuning when it was made with one, else the timings in Settings."""
+    if ctx.route_tuning is not None:
+        return ctx.route_tuning
     s = ctx.settings
     return RouteTuning(first_token=s.route_first_token, stream_wait=s.route_stream_wait,
                        turn_timeout=s.route_turn_timeout)
@@ -208,9 +193,10 @@ class RouteTurn:
 
 # ---- starting a turn ----------------------------------------------------------------------------
 
-async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, session: str | None = None,
-                     hold_all: bool = False) -> RouteTurn:
+async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: Access,
+                     session: str | None = None, hold_all: bool = False) -> RouteTurn:
     """Refuse what no member can take, find the conversation, order the members, start the turn."""
+    require_access(access).check(collection.name)
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
     claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
@@ -227,13 +213,12 @@ async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning)
     """The conversation's member first when it can take this turn; otherwise a fresh ranking,
     which the rotation may lead with the least recently used member."""
     resting = await ctx.resting()
-    suite = ctx.extras.get("suite_findings")
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
         rest = [m for m in line.eligible if m is not sticky]
-        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, suite=suite)]
+        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting)]
     rotate = tune.chance() < tune.rotation
-    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, suite=suite)
+    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate)
 
 
 def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> BenchError:
@@ -445,5 +430,5 @@ async def _pump(ctx: Context, member: ModelRecord, request: ModelRequest, timeou
             pass
 
 
-__all__ = ["RouteTuning", "RouteTurn", "TUNING_KEY", "member_request", "start_turn", "sticky_key", "tuning"]
+__all__ = ["RouteTuning", "RouteTurn", "member_request", "start_turn", "sticky_key", "tuning"]
 

@@ -20,7 +20,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from benchwarmers_mcp import __version__
@@ -30,7 +29,7 @@ from benchwarmers_mcp.engine import collections, report
 from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, start_panel
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest, BenchError
-from benchwarmers_mcp.inbound import context, guarded, key_name, read_json
+from benchwarmers_mcp.inbound import access_of, context, guarded, read_json
 from benchwarmers_mcp.inbound import render_error as default_error
 from benchwarmers_mcp.mcp.tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
 from benchwarmers_mcp.messages import Ask, user
@@ -46,10 +45,6 @@ def refused(tool: str, error: BenchError) -> ToolFailure:
     return ToolFailure(f"Benchwarmers refused {tool} ({error.status}): {error.message}")
 
 
-def _key_name(request: Request | None) -> str:
-    return "local" if request is None else key_name(request)
-
-
 class EngineTools:
     """The ``mcp_tools.Backend`` of the server itself: the engine and the store, in-process."""
 
@@ -57,9 +52,7 @@ class EngineTools:
         self.ctx = ctx
 
     async def collections(self, request: Request | None) -> list[dict[str, Any]]:
-        scope_of = self.ctx.extras.get("scope_of")
-        only = scope_of(request) if scope_of and request is not None else None
-        return await collections.entries(self.ctx.db, only=only)
+        return await collections.entries(self.ctx.db, only=access_of(request).visible())
 
     async def ask(self, args: AskArgs, request: Request | None, progress: Progress) -> tuple[str, dict[str, Any]]:
         try:
@@ -85,18 +78,18 @@ class EngineTools:
         collection, suffix = collections.split_model(args.collection)
         reply = suffix if args.merged is None else ("merged" if args.merged else "all")
         nominees = tuple(n.strip() for n in args.with_ or () if n.strip())
+        access = access_of(request)
         ask = Ask(collection=collection, messages=(user(args.prompt),), system=args.system or None, reply=reply,
-                  with_=nominees, model_name=args.collection, key_name=_key_name(request))
-        check_scope = self.ctx.extras.get("check_scope")
-        if check_scope is not None and request is not None:
-            check_scope(request, collection)
+                  with_=nominees, model_name=args.collection, key_name=access.key_name)
+        access.check(collection)
         found = await collection_store.resolve(self.ctx.db, collection)
-        return await start_panel(self.ctx, ask, found, collections.reply_mode(ask, found, can_route=False))
+        return await start_panel(self.ctx, ask, found, collections.reply_mode(ask, found, can_route=False),
+                                 access=access)
 
     async def verdict(self, args: VerdictArgs, request: Request | None) -> tuple[dict[str, Any], bool]:
         try:
             verdict = parse_verdict(args.body())
-            recorded, written = await verdicts.record(self.ctx.db, verdict, key_name=_key_name(request))
+            recorded, written = await verdicts.record(self.ctx.db, verdict, key_name=access_of(request).key_name)
         except BenchError as e:
             raise refused("verdict", e) from None
         return recorded.as_dict(), written
@@ -151,10 +144,7 @@ class McpEndpoint:
         await handler(scope, receive, send)
 
 
-mcp_endpoint = McpEndpoint()
-# No GET: the server opens no stream of its own (405, as the spec allows), so no idle stream can hold
-# a stopping server open. DELETE ends a handshake-era session.
-MCP_METHODS = ["POST", "DELETE"]
+mcp_endpoint = McpEndpoint()  # POST and DELETE (a handshake-era session's end); no GET, see routes.py
 
 
 def render_error(error: BenchError) -> Response:
@@ -179,10 +169,3 @@ async def post_remind(request: Request) -> Response:
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls) or len(calls) > MAX_CALLS:
         raise BadRequest(f"calls must be a list of call ids (at most {MAX_CALLS:,})")
     return JSONResponse({"due": await reminders.due(ctx.db, session.strip(), calls)})
-
-
-def routes() -> list[BaseRoute]:
-    """MCP at ``/mcp`` and ``/v1/mcp`` (a trailing slash answers too, never a redirect), and the reminders."""
-    paths = ("/mcp", "/v1/mcp", "/mcp/", "/v1/mcp/")
-    return [*(Route(p, mcp_endpoint, methods=MCP_METHODS) for p in paths),
-            Route("/bench/remind", post_remind, methods=["POST"])]

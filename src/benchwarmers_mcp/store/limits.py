@@ -17,10 +17,22 @@ from benchwarmers_mcp.store import ledger
 from benchwarmers_mcp.store.db import Database, Transaction
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
-from benchwarmers_mcp.upstream.quota import QuotaRecord
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
+
+
+@dataclass(frozen=True)
+class QuotaRecord:
+    """One window a provider told us about. ``scope`` is "model" or "connection"."""
+
+    metric: str
+    window: str
+    limit: int | None = None
+    remaining: int | None = None
+    reset_at: float | None = None
+    scope: str = "model"
+    source: str = "headers"
 
 
 class Reader(Protocol):
