@@ -14,11 +14,10 @@ from starlette.responses import Response
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.store import calls
+from benchwarmers_mcp.store import calls, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.models import ModelRecord, family_of
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
