@@ -176,7 +176,8 @@ async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> 
     out = ChunkWriter(run.collection.qualified)
     yield out.chunk({"role": "assistant", "content": ""})
     try:
-        async for frame in panel_stream.framed(run, keepalive, lambda piece: out.chunk({"content": piece}), []):
+        async for frame in panel_stream.framed(run, keepalive, lambda piece: out.chunk(
+                {"content": piece}, bench_progress=panel_view.progress_field(run)), []):
             yield frame
         yield out.chunk({}, "stop", bench=panel_view.bench_field(run))
         if include_usage:
