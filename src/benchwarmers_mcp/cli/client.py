@@ -20,8 +20,8 @@ import anyio
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
-from benchwarmers_mcp.cli.remote import DEFAULT_URL, CliError, Remote, config_from_env
-from benchwarmers_mcp.client import ServerConfig
+from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
+from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
 Handler = Callable[[argparse.Namespace, Remote], Awaitable[int]]
 RAW = argparse.RawDescriptionHelpFormatter

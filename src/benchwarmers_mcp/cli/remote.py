@@ -17,9 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from benchwarmers_mcp import client
-from benchwarmers_mcp.client import DEFAULT_URL, PanelUpdate, ServerClient, ServerConfig
-
-__all__ = ["DEFAULT_URL", "CliError", "NoServer", "Remote", "UsageError", "config_from_env", "is_admin_path"]
+from benchwarmers_mcp.client import PanelUpdate, ServerClient, ServerConfig
 
 OLLAMA_NAMES = ("chat", "generate", "show", "tags", "version", "ps")
 

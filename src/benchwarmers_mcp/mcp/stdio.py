@@ -35,7 +35,7 @@ def config_from_env(env: Mapping[str, str]) -> ServerConfig:
     a launch that failed), so a problem is logged on stderr and the default stands in for a bad timeout."""
     config = ServerConfig.from_env(env)
     for problem in config.problems:
-        log.warning("%s; using the default", problem)
+        log.warning("%s (going on with the server %s and a timeout of %g s)", problem, config.url, config.timeout)
     return config
 
 

@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.store import ledger
-from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction
+from benchwarmers_mcp.store.db import Database, Row, Transaction
+from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
 from benchwarmers_mcp.upstream.quota import QuotaRecord
-
-__all__ = ["Reader"]  # re-exported: the pacing code types its readers with it
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
