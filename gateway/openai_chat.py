@@ -207,7 +207,8 @@ async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> 
     out = ChunkWriter(run.collection.qualified)
     yield out.chunk({"role": "assistant", "content": ""})
     try:
-        async for frame in face.framed(run, keepalive, lambda piece: out.chunk({"content": piece}), []):
+        async for frame in face.framed(run, keepalive, lambda piece: out.chunk(
+                {"content": piece}, bench_progress=report.progress_field(run)), []):
             yield frame
         yield out.chunk({}, "stop", bench=report.panel_bench(run))
         if include_usage:

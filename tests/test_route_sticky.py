@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, routes
 from benchwarmers_mcp.store import limits as limit_store
 from tests.servers import spawn_server
-from tests.test_route_kit import FAST, query, route_server, seed_members
+from tests.test_route_kit import FAST, read, route_server, seed_members
 
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -90,8 +90,8 @@ def test_a_turn_its_member_cannot_take_moves_the_conversation(settings: Settings
         assert (two["conversation"], two["alias"]) == (one["conversation"], "seer")
         assert two["skipped"] == [{"alias": "blind", "why": "cannot see images"}]
         assert two["call"] == f"{one['conversation']}.2", "a second member gets the conversation's next call id"
-    assert query(home, "SELECT alias FROM route_conversations") == [{"alias": "seer"}]
-    assert [r["alias"] for r in query(home, "SELECT alias FROM route_calls ORDER BY n")] == ["blind", "seer"]
+    assert [c.alias for c in read(home, routes.conversations)] == ["seer"]
+    assert [c.alias for c in read(home, routes.member_calls)] == ["blind", "seer"]
 
 
 def test_resting_members_go_last(settings: Settings, home: Path, upstream: str) -> None:

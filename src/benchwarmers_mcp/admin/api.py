@@ -18,6 +18,8 @@ from benchwarmers_mcp.access.policy import keys_required
 from benchwarmers_mcp.admin.body import admin, ctx_of, ok
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import summary as store_summary
 
 
 def server_url(settings: Settings) -> str:
@@ -27,30 +29,10 @@ def server_url(settings: Settings) -> str:
     return f"http://{host}:{settings.port}"
 
 
-COUNTS = {
-    "endpoints": "SELECT COUNT(*) FROM endpoints",
-    "models": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 0",
-    "ad_hoc": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 1",
-    "retired": "SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL",
-    "collections": "SELECT COUNT(*) FROM collections",
-    "panels": "SELECT COUNT(*) FROM panels",
-    "calls": "SELECT COUNT(*) FROM seats",
-    "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
-    "owed": "SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty') AND call NOT IN (SELECT call FROM verdicts)",
-}
-
-
-async def counts(ctx: Context) -> dict[str, int]:
-    """Every count in one query (one read, one consistent snapshot), not one round trip each."""
-    row = await ctx.db.fetchone("SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items()))
-    return {name: row[name] for name in COUNTS}
-
-
 async def keyless(ctx: Context) -> list[str]:
     """Endpoints that call out and have no key anywhere (local ones may not need one)."""
-    rows = await ctx.db.fetchall("SELECT name, key_name, kind, api FROM endpoints ORDER BY name")
-    return [r["name"] for r in rows
-            if r["api"] != "simulated" and r["kind"] != "local" and not ctx.keys.has(r["key_name"])]
+    return [e.name for e in await endpoint_store.list_all(ctx.db)
+            if e.api != "simulated" and e.kind != "local" and not ctx.keys.has(e.key_name)]
 
 
 @admin
@@ -64,7 +46,7 @@ async def status(request: Request) -> Response:
         "port": s.port,
         "data_folder": str(s.home),
         "config_folder": str(s.config_dir),
-        "counts": await counts(ctx),
+        "counts": await store_summary.counts(ctx.db),
         "endpoints_without_key": await keyless(ctx),
         "auth": {"admin_token": s.admin_token is not None, "keys_required": keys_required(s)},
     }

@@ -27,6 +27,7 @@ from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
 from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
 from benchwarmers_mcp.store import calls
 from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.upstream.caller import CallInfo
@@ -187,7 +188,7 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
         prompt=ask.prompt_text, skipped=seating.skipped)
     await calls.create_panel(ctx.db, panel)
     send, receive = anyio.create_memory_object_stream[PanelEvent](math.inf)
-    sim = {r[0] for r in await ctx.db.fetchall("SELECT name FROM endpoints WHERE api = 'simulated'")}
+    sim = await endpoint_store.simulated_names(ctx.db)
     simulated = frozenset(s.alias for s in seating.seats if s.model.endpoint in sim)
     run = PanelRun(panel, collection, seating, reply, ask, receive, simulated=simulated)
     ctx.tg.start_soon(_drive, ctx, run, send)

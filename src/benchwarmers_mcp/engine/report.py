@@ -126,5 +126,16 @@ def turn_bench(turn: RouteTurn) -> dict[str, Any]:
     return out
 
 
+def progress_field(run: PanelRun) -> dict[str, Any]:
+    """How far a streamed panel is, as data on each piece (``bench_progress``): its seats, and how
+    many are done, so a client counts from numbers, never from the markdown."""
+    return {"panel": run.id, "seats": len(run.seating.seats), "done": len(run.seats_done)}
+
+
+def reply_headers(run: PanelRun, overhead_ms: float) -> dict[str, str]:
+    """The headers every panel reply carries, whatever the dialect."""
+    return {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
+
+
 __all__ = ["EMPTY_NOTE", "ROUTE_VERDICT_HINT", "VERDICT_HINT", "content", "every_answer", "footer", "heading",
            "merged_content", "panel_bench", "section", "turn_bench"]
