@@ -47,6 +47,12 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+def _token(value: str | None) -> str | None:
+    """A secret from the environment, surrounding whitespace stripped; unset or empty is None, but
+    whitespace only is "" (set, so the start-up check refuses it as too short)."""
+    return None if not value else value.strip()
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -78,7 +84,7 @@ class Settings:
             config_dir=config_dir,
             bind=env.get("BENCH_BIND") or "127.0.0.1",
             port=int(env.get("BENCH_PORT") or DEFAULT_PORT),
-            admin_token=env.get("BENCHWARMERS_ADMIN_TOKEN") or None,
+            admin_token=_token(env.get("BENCHWARMERS_ADMIN_TOKEN")),
             public_url=env.get("BENCHWARMERS_PUBLIC_URL") or None,
             allowed_hosts=_csv(env.get("BENCH_ALLOWED_HOSTS")),
             allowed_origins=_csv(env.get("BENCH_ALLOWED_ORIGINS")),

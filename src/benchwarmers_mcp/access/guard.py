@@ -60,7 +60,7 @@ class Guard:
         self.app = app
         self.policy = Policy.from_settings(settings)
         self.render_error = render_error
-        self.access_log = access_log or AccessLog(secrets=[settings.admin_token])
+        self.access_log = access_log or AccessLog(secrets=[self.policy.admin_token])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
