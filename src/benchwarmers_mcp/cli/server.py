@@ -68,6 +68,20 @@ def _settings_problems(settings: Settings) -> list[str]:
     return [problem] if problem else startup_problems(settings)
 
 
+def make_folder(home: Path) -> None:
+    """Make the data folder and prove a file can be written in it; ``StartError`` saying why not."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StartError(f"cannot make the data folder {home}: {e.strerror or e}") from None
+    try:
+        with tempfile.TemporaryFile(dir=home):
+            pass
+    except OSError as e:
+        raise StartError(f"the data folder {home} is not writable: {e.strerror or e}; fix its permissions or "
+                         "set BENCHWARMERS_HOME") from None
+
+
 async def _open_store(settings: Settings, prepare: Prepare | None) -> None:
     try:
         async with Database(settings.db_path) as db:
@@ -93,10 +107,7 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
     except ListenError as e:
         return refuse(str(e))
     try:
-        try:
-            settings.home.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StartError(f"cannot make the data folder {settings.home}: {e.strerror or e}") from None
+        make_folder(settings.home)
         anyio.run(_open_store, settings, prepare)
         to_stderr()
         print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})",
@@ -123,12 +134,10 @@ def init(folder: str | None, settings: Settings) -> int:
     if problem:
         return refuse(problem)
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        make_folder(home)
         anyio.run(_open_store, replace(settings, home=home), None)
-    except OSError as e:
-        return refuse(f"cannot make the data folder {home}: {e.strerror or e}")
     except StartError as e:
-        return refuse(e.message)
+        return refuse(e.message, e.code)
     print(f"data folder ready: {home}")
     return 0
 
