@@ -135,11 +135,15 @@ async def read_json(request: Request, max_body: int) -> dict[str, Any]:
 
 
 def validation_message(error: ValidationError) -> str:
-    """A pydantic validation error as one line a caller can act on (the first five problems)."""
+    """A pydantic validation error as one line a caller can act on (the first five problems); a
+    check of our own (a ``ValueError`` in a validator) is said in its own words, without pydantic's."""
     parts = []
     for e in error.errors()[:5]:
         where = ".".join(str(x) for x in e["loc"]) or "body"
-        parts.append(f"{where}: {e['msg']}")
+        if e["type"] == "value_error" and e.get("ctx", {}).get("error"):  # our own check's words, whole
+            parts.append(str(e["ctx"]["error"]))
+        else:
+            parts.append(f"{where}: {e['msg']}")
     return "; ".join(parts)
 
 

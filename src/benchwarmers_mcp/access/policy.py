@@ -157,7 +157,7 @@ def startup_problems(settings: Settings) -> list[str]:
     return problems
 
 
-def describe(settings: Settings) -> dict:
+def describe(settings: Settings) -> dict[str, object]:
     """The Settings view: whether each secret is set, never its value."""
     return {
         "admin_token_set": settings.admin_token is not None,

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.admin.body import Alias, Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import calls, verdicts
@@ -20,14 +20,22 @@ from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.models import ModelRecord, family_of
 
-SERVED = r"^[^\s\x00-\x1f]{1,200}$"
+
+def _served(value: str) -> str:
+    if not 1 <= len(value) <= 200 or any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{value[:80]!r} cannot be a served name: give the model's id as its endpoint lists it "
+                         "(bench candidates shows them), with no spaces, at most 200 characters")
+    return value
+
+
+Served = Annotated[str, AfterValidator(_served)]
 Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
 
 
 class RegisterIn(Strict):
-    served: str = Field(pattern=SERVED)
+    served: Served
     endpoint: str = Field(min_length=1, max_length=64)
-    alias: str | None = Field(None, max_length=64)
+    alias: Alias | None = None
     role: str = "general"
     ad_hoc: bool = False
     vision: bool | None = None
@@ -61,7 +69,7 @@ def status_of(m: ModelRecord) -> str:
     return "ad hoc" if m.ad_hoc else "active"
 
 
-def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset()) -> dict:
+def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset()) -> dict[str, Any]:
     counts = counts or {}
     return {"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
             "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
