@@ -131,7 +131,7 @@ class Container:
             time.sleep(0.5)
         raise AssertionError(f"not healthy in {within}s: {self.engine.inspect(self.id, '.State.Health')}\n{self.logs()}")
 
-    def call(self, method: str, path: str, body: dict | None = None, *, token: str = TOKEN) -> tuple[int, object]:
+    def call(self, method: str, path: str, body: dict[str, object] | None = None, *, token: str = TOKEN) -> tuple[int, object]:
         out = self.engine.ok("exec", self.id, "python", "-c", REQUEST, method, path, token,
                              json.dumps(body) if body is not None else "")
         answer = json.loads(out)
