@@ -9,7 +9,7 @@ import pytest
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import free_port, serve_in_thread
+from tests.kits.servers import free_port, serve_in_thread
 
 
 @pytest.fixture

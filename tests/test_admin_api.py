@@ -17,7 +17,7 @@ from benchwarmers_mcp import __version__
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import free_port, serve_in_thread
+from tests.kits.servers import free_port, serve_in_thread
 
 SECRET = "sk-admin-test-0123456789abcdef"
 

@@ -26,7 +26,7 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.cli.client import build_parser
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import free_port, serve_in_thread, spawn_server
+from tests.kits.servers import free_port, serve_in_thread, spawn_server
 
 BIN = str(Path(sys.executable).parent)
 BENCH = shutil.which("bench", path=BIN)

@@ -11,9 +11,9 @@ import pytest
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import GatewaySettings
-from tests import test_dialect_kit as kit
-from tests.seed import seed
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits.seed import seed
 
 pytestmark = pytest.mark.usefixtures("panel")
 

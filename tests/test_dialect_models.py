@@ -11,7 +11,7 @@ import pytest
 from google import genai
 from google.genai import types
 
-from tests.test_dialect_kit import panel, settings  # noqa: F401  (fixtures)
+from tests.kits.dialect import panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 

@@ -10,8 +10,8 @@ import ollama
 import pytest
 
 from benchwarmers_mcp.gateway import panel_view
-from tests import test_dialect_kit as kit
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 

@@ -7,8 +7,8 @@ import httpx
 import openai
 import pytest
 
-from tests import test_dialect_kit as kit
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 

@@ -12,8 +12,8 @@ import httpx
 import openai
 
 from benchwarmers_mcp.store import Database
-from tests.seed import seed
-from tests.servers import free_port, server_env, spawn_server, wait_healthy
+from tests.kits.seed import seed
+from tests.kits.servers import free_port, server_env, spawn_server, wait_healthy
 
 
 async def _counts(home):

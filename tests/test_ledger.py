@@ -18,8 +18,8 @@ from tests.fakes.gemini_upstream import FakeGemini
 from tests.fakes.native import Reply
 from tests.fakes.ollama_upstream import FakeOllama
 from tests.fakes.responses_upstream import FakeResponses
-from tests.seed import seed
-from tests.servers import serve_in_thread
+from tests.kits.seed import seed
+from tests.kits.servers import serve_in_thread
 
 SECRET = "the-prompt-marker-7f3a"
 

@@ -12,7 +12,7 @@ import pytest
 
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as cs
-from tests.seed import seed
+from tests.kits.seed import seed
 
 WINDOW_KEYS = {"metric", "window", "limit", "used", "remaining", "resets_at"}
 

@@ -11,8 +11,8 @@ import httpx
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import collections as cs
 from benchwarmers_mcp.store import limits as store
-from tests.seed import seed
-from tests.servers import spawn_server
+from tests.kits.seed import seed
+from tests.kits.servers import spawn_server
 
 RPM = 4
 

@@ -25,8 +25,8 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.seed import seed_async
-from tests.servers import free_port
+from tests.kits.seed import seed_async
+from tests.kits.servers import free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.seed import seed
+from tests.kits.seed import seed
 from tests.test_mcp_http import Seen, summary_of
 from tests.test_mcp_stdio import stdio
 

@@ -16,7 +16,7 @@ from mcp import Client
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
-from tests.servers import free_port, serve_in_thread
+from tests.kits.servers import free_port, serve_in_thread
 from tests.test_mcp_http import seed_bench, seed_bench_async, summary_of
 from tests.test_mcp_stdio import stdio
 

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 
 from benchwarmers_mcp.mcp.stdio import Remote
 from tests import test_mcp_http
-from tests.servers import free_port
+from tests.kits.servers import free_port
 from tests.test_mcp_http import TOOLS, Seen, assert_panel, benchwarmers_script, summary_of
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from benchwarmers_mcp.app import create_app
-from tests.seed import seed
-from tests.servers import free_port, serve_in_thread
+from tests.kits.seed import seed
+from tests.kits.servers import free_port, serve_in_thread
 
 
 @pytest.fixture

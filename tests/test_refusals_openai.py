@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 
-from tests.seed import seed
+from tests.kits.seed import seed
 
 
 @pytest.fixture

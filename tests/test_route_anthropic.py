@@ -10,7 +10,7 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 WEATHER = {"name": "get_weather", "description": "Weather in a city",
            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}

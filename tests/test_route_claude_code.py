@@ -14,7 +14,7 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import query, route_server, said, seed_members, tool_call
+from tests.kits.route import query, route_server, said, seed_members, tool_call
 
 CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
 

@@ -15,7 +15,7 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import FAST, query, route_server, seed_members
+from tests.kits.route import FAST, query, route_server, seed_members
 
 SERVED = {"limited": "bad?fail=429", "limited2": "worse?fail=429", "broken": "bad?fail=500",
           "broken2": "worse?fail=500", "broken3": "worst?fail=503", "silent": "stuck?fail=hang",

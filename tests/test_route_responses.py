@@ -11,7 +11,7 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 SHELL = {"type": "function", "name": "shell", "description": "Run a command",
          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}

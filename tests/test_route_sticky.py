@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
-from tests.servers import spawn_server
-from tests.test_route_kit import FAST, query, route_server, seed_members
+from tests.kits.route import FAST, query, route_server, seed_members
+from tests.kits.servers import spawn_server
 
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 

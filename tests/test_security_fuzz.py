@@ -20,8 +20,8 @@ from starlette.routing import Route
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import ADMIN_TOKEN
-from tests.seed import seed_async
+from tests.kits.security import ADMIN_TOKEN
+from tests.kits.seed import seed_async
 
 PRINTABLE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
 SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.:%", min_size=1, max_size=16)

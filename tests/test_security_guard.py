@@ -16,7 +16,7 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
 from benchwarmers_mcp.gateway.shapes import SHAPES
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
+from tests.kits.security import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
 
 pytestmark = pytest.mark.anyio
 JSON = {"Content-Type": "application/json"}

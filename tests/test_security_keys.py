@@ -15,8 +15,8 @@ from google.genai import errors as genai_errors
 
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.security_kit import app_client, bearer
-from tests.seed import seed, seed_async
+from tests.kits.security import app_client, bearer
+from tests.kits.seed import seed, seed_async
 
 pytestmark = pytest.mark.anyio
 KEY_RE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")

@@ -24,8 +24,8 @@ from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.security_kit import ADMIN_TOKEN, bearer
-from tests.servers import free_port, serve_in_thread, server_env, spawn_server
+from tests.kits.security import ADMIN_TOKEN, bearer
+from tests.kits.servers import free_port, serve_in_thread, server_env, spawn_server
 
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(sys.executable).parent / "benchwarmers"

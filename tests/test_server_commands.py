@@ -12,7 +12,7 @@ import httpx
 import openai
 
 from benchwarmers_mcp.upstream.keys import KeyStore
-from tests.servers import free_port, server_env, wait_healthy
+from tests.kits.servers import free_port, server_env, wait_healthy
 
 BIN = Path(sys.executable).parent
 

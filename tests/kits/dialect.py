@@ -11,7 +11,7 @@ import pytest
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.gateway import panel_view
 from benchwarmers_mcp.settings import Settings
-from tests.seed import seed
+from tests.kits.seed import seed
 
 MEMBERS = ("sage", "quill", "lark")
 # The smallest PNG header there is: enough for the gateway to sniff, never decoded by a simulated seat.

@@ -16,8 +16,8 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.seed import seed_async
-from tests.servers import free_port, serve_in_thread
+from tests.kits.seed import seed_async
+from tests.kits.servers import free_port, serve_in_thread
 
 FAST = RouteTuning(first_token=1.0, stream_wait=5.0, turn_timeout=20.0, rotation=0.0)
 

@@ -16,7 +16,7 @@ from benchwarmers_mcp.errors import ProviderError
 from benchwarmers_mcp.messages import Answer, AnswerBuilder, ModelRequest, StreamEvent, user
 from benchwarmers_mcp.providers import Connection, Provider, make_provider
 from tests.fakes.native import NativeFake
-from tests.servers import serve_in_thread
+from tests.kits.servers import serve_in_thread
 
 
 @pytest.fixture
