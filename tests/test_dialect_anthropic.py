@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import anthropic
 import anyio
-import httpx
 import pytest
 
 from benchwarmers_mcp.store import Database
@@ -19,8 +18,8 @@ pytestmark = pytest.mark.usefixtures("panel")
 
 
 @pytest.fixture
-def sdk(gateway):
-    with anthropic.Anthropic(base_url=gateway, api_key="local-key", max_retries=0) as client:
+def sdk(gateway, net):
+    with anthropic.Anthropic(http_client=net.client2(), base_url=gateway, api_key="local-key", max_retries=0) as client:
         yield client
 
 
@@ -52,8 +51,8 @@ def test_stream_helper_reads_every_seat_and_bench(sdk):
     assert {s["alias"] for s in delta.model_extra["bench"]["seats"]} == set(kit.MEMBERS)
 
 
-def test_raw_stream_has_event_lines_and_ping_keepalives(gateway):
-    with httpx.stream("POST", gateway + "/v1/messages", json=ask(stream=True), timeout=30,
+def test_raw_stream_has_event_lines_and_ping_keepalives(gateway, http):
+    with http.stream("POST", gateway + "/v1/messages", json=ask(stream=True), timeout=30,
                       headers={"x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
         body = r.read().decode()
     assert r.status_code == 200 and r.headers["x-bench-panel"]
@@ -62,8 +61,8 @@ def test_raw_stream_has_event_lines_and_ping_keepalives(gateway):
     assert any(f.startswith("event: ping\n") for f in frames), "a 0.4 s seat outlasts the 0.1 s keep-alive"
 
 
-def test_old_style_x_api_key_client_and_old_version(gateway):
-    with anthropic.Anthropic(base_url=gateway, auth_token="unused", max_retries=0,
+def test_old_style_x_api_key_client_and_old_version(gateway, net):
+    with anthropic.Anthropic(http_client=net.client2(), base_url=gateway, auth_token="unused", max_retries=0,
                              default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
                                               "anthropic-version": "2023-06-01"}) as old:
         reply = old.messages.create(**ask())
@@ -147,7 +146,7 @@ def test_mid_stream_failure_raises_in_the_stream(sdk):
     assert kit.MID_STREAM in str(caught.value.body)
 
 
-def test_unknown_route_under_messages_is_anthropic_shaped(gateway):
-    r = httpx.post(gateway + "/v1/messages/batches", json={}, timeout=10)
+def test_unknown_route_under_messages_is_anthropic_shaped(gateway, http):
+    r = http.post(gateway + "/v1/messages/batches", json={}, timeout=10)
     assert r.status_code == 404
     assert r.json()["type"] == "error" and r.json()["error"]["type"] == "not_found_error"

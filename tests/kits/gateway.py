@@ -1,0 +1,64 @@
+"""The gateway and its fake upstreams in-process, on a test's loopback: ``create_app`` served with its
+lifespan, its outbound client routed to the fakes served next to it, and the official SDK clients
+pointed at it through their ``http_client=`` options."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+from google import genai
+from google.genai import types
+
+from benchwarmers_mcp.app import create_app
+from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
+from benchwarmers_mcp.settings import Settings
+from tests.kits.loopback import Loopback, free_port
+
+
+def serve_gateway(net: Loopback, settings: Settings, *, route_tuning: RouteTuning | None = None,
+                  extras: dict[str, Any] | None = None, **overrides: Any) -> str:
+    """``create_app(settings)`` on a free port of ``net`` (``overrides`` replace settings fields), its
+    upstream calls going to the apps served on ``net``; returns its base URL. ``route_tuning`` goes
+    to ``create_app`` when it takes one, else into the context once the app started."""
+    port = free_port()
+    seams: dict[str, Any] = {"upstream_transport": net.transport(httpx)}
+    takes_tuning = "route_tuning" in inspect.signature(create_app).parameters
+    if route_tuning is not None and takes_tuning:
+        seams["route_tuning"] = route_tuning
+    app = create_app(replace(settings, port=port, **overrides), **seams)
+    base = net.serve(app, port)
+    hooks = dict(extras or {})
+    if route_tuning is not None and not takes_tuning:
+        hooks[TUNING_KEY] = route_tuning
+    if hooks:
+        app.state.ctx.extras.update(hooks)
+    return base
+
+
+def openai_sdk(net: Loopback, base: str, **kwargs: Any) -> openai.OpenAI:
+    kwargs.setdefault("api_key", "unused")
+    kwargs.setdefault("max_retries", 0)
+    return openai.OpenAI(base_url=base + "/v1", http_client=net.client2(), **kwargs)
+
+
+def async_openai_sdk(net: Loopback, base: str, **kwargs: Any) -> openai.AsyncOpenAI:
+    kwargs.setdefault("api_key", "unused")
+    kwargs.setdefault("max_retries", 0)
+    return openai.AsyncOpenAI(base_url=base + "/v1", http_client=net.aclient2(), **kwargs)
+
+
+def anthropic_sdk(net: Loopback, base: str, **kwargs: Any) -> anthropic.Anthropic:
+    kwargs.setdefault("max_retries", 0)
+    return anthropic.Anthropic(base_url=base, http_client=net.client2(), **kwargs)
+
+
+def genai_sdk(net: Loopback, base: str, api_key: str = "unused", **options: Any) -> genai.Client:
+    """google-genai on ``base``, sync and ``.aio`` both through the loopback."""
+    http_options = types.HttpOptions(base_url=base, httpx_client=net.client2(),
+                                     httpx_async_client=net.aclient2(), **options)
+    return genai.Client(api_key=api_key, http_options=http_options)
