@@ -1,5 +1,5 @@
-"""Shared set-up for the route-mode tests (no tests here): a gateway in a thread with fast route
-timings, and a data folder seeded with tool-calling members on the fake upstream."""
+"""Shared set-up for the route-mode tests (no tests here): a gateway on the test's loopback with fast
+route timings, and a data folder seeded with tool-calling members on the fake upstream."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from tests.kits.gateway import serve_gateway
+from tests.kits.loopback import Loopback
 from tests.kits.seed import seed_async
 from tests.kits.servers import free_port, serve_in_thread
 
@@ -23,8 +26,18 @@ FAST = RouteTuning(first_token=1.0, stream_wait=5.0, turn_timeout=20.0, rotation
 
 
 @contextmanager
-def route_server(settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
-    """A real server on a free port whose route turns use ``tuning`` (and ``extras`` as hooks)."""
+def route_server(net: Loopback, settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
+    """The gateway on ``net`` whose route turns use ``tuning`` (and ``extras`` as hooks); stopped on exit."""
+    base = serve_gateway(net, settings, route_tuning=tuning, extras=extras)
+    try:
+        yield base
+    finally:
+        net.stop(base)
+
+
+@contextmanager
+def route_server_on_socket(settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
+    """The same, as a real server on a free port (in a thread), for a client in another process."""
     port = free_port()
     app = create_app(replace(settings, port=port))
     with serve_in_thread(app, port) as base:
@@ -56,3 +69,20 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, A
 
 def said(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
+
+
+def turn(http: httpx.Client, base: str, system: str, *later: dict, session: str | None = None) -> httpx.Response:
+    """One route turn of the ``agents`` collection with this system prompt (and ``later`` messages)."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "refactor the parser"}, *later]
+    headers = {"x-claude-code-session-id": session} if session else {}
+    response = http.post(base + "/v1/chat/completions", headers=headers, timeout=30,
+                          json={"model": "bench/agents:route", "messages": messages})
+    assert response.status_code == 200, response.text
+    return response
+
+
+def bench(response: httpx.Response) -> dict:
+    return response.json()["bench"]
+
+
+AGAIN = ({"role": "assistant", "content": "done"}, {"role": "user", "content": "and the tests"})
