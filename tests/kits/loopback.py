@@ -22,7 +22,7 @@ import socket
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -217,6 +217,15 @@ class Loopback:
             raise RuntimeError(f"{address} is already served")
         self.sites[address] = self.call(self._start, app)
         return f"http://{address}"
+
+    @contextmanager
+    def serving(self, app: App, port: int | None = None) -> Iterator[str]:
+        """``serve`` for the length of a ``with`` block; the app is shut down at its end."""
+        base = self.serve(app, port)
+        try:
+            yield base
+        finally:
+            self.stop(base)
 
     async def _start(self, app: App) -> Site:
         site = Site(app)
