@@ -5,6 +5,8 @@ pointed at it through their ``http_client=`` options."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +40,16 @@ def serve_gateway(net: Loopback, settings: Settings, *, route_tuning: RouteTunin
     if hooks:
         app.state.ctx.extras.update(hooks)
     return base
+
+
+@contextmanager
+def gateway_serving(net: Loopback, settings: Settings, **kwargs: Any) -> Iterator[str]:
+    """``serve_gateway`` for the length of a ``with`` block: the server stops (lifespan shut down) at its end."""
+    base = serve_gateway(net, settings, **kwargs)
+    try:
+        yield base
+    finally:
+        net.stop(base)
 
 
 def openai_sdk(net: Loopback, base: str, **kwargs: Any) -> openai.OpenAI:

@@ -17,7 +17,7 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.kits.gateway import serve_gateway
+from tests.kits.gateway import gateway_serving
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed_async
 from tests.kits.servers import free_port, serve_in_thread
@@ -28,11 +28,8 @@ FAST = RouteTuning(first_token=1.0, stream_wait=5.0, turn_timeout=20.0, rotation
 @contextmanager
 def route_server(net: Loopback, settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
     """The gateway on ``net`` whose route turns use ``tuning`` (and ``extras`` as hooks); stopped on exit."""
-    base = serve_gateway(net, settings, route_tuning=tuning, extras=extras)
-    try:
+    with gateway_serving(net, settings, route_tuning=tuning, extras=extras) as base:
         yield base
-    finally:
-        net.stop(base)
 
 
 @contextmanager
