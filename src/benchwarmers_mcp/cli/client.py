@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
+import httpx
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
@@ -295,7 +297,8 @@ async def run(handler: Handler, args: argparse.Namespace, config: ClientConfig) 
         return await handler(args, remote)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """``transport`` is a test seam: the commands reach an in-process server through it."""
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     try:
-        config = ClientConfig.from_env(args.url)
+        config = replace(ClientConfig.from_env(args.url), transport=transport)
         return anyio.run(run, args.handler, args, config)
     except CliError as e:
         print(f"{parser.prog}: {e.message}", file=sys.stderr)

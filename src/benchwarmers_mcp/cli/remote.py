@@ -47,6 +47,7 @@ class ClientConfig:
     timeout: float = DEFAULT_TIMEOUT
     admin_token: str | None = field(default=None, repr=False)
     key: str | None = field(default=None, repr=False)
+    transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False, compare=False)  # a test seam
 
     @classmethod
     def from_env(cls, url: str | None = None, env: Mapping[str, str] = os.environ) -> ClientConfig:
@@ -91,7 +92,7 @@ class Remote:
         self.config = config
         self.url = config.url
         self._client = httpx.AsyncClient(
-            base_url=config.url, follow_redirects=False,
+            base_url=config.url, follow_redirects=False, transport=config.transport,
             timeout=httpx.Timeout(config.timeout, connect=CONNECT_TIMEOUT),
             headers={"User-Agent": "benchwarmers-cli", "Accept": "application/json"})
 
