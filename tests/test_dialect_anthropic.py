@@ -58,7 +58,7 @@ def test_raw_stream_has_event_lines_and_ping_keepalives(gateway, http):
     assert r.status_code == 200 and r.headers["x-bench-panel"]
     frames = [f for f in body.split("\n\n") if f.strip()]
     assert all(f.startswith("event: ") for f in frames), "the SDK drops any event without an event: line"
-    assert any(f.startswith("event: ping\n") for f in frames), "a 0.4 s seat outlasts the 0.1 s keep-alive"
+    assert any(f.startswith("event: ping\n") for f in frames), "a 0.2 s seat outlasts the 0.05 s keep-alive"
 
 
 def test_old_style_x_api_key_client_and_old_version(gateway, net):

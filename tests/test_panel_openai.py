@@ -17,7 +17,7 @@ from tests.kits.seed import seed
 def panel(home, upstream, settings):
     """A collection of three members on the fake upstream: one fast, one medium, one slow."""
     seed(home, base_url=upstream, served={"fast": "fast", "medium": "medium?latency=0.3",
-                                          "slow": "slow?latency=1.2"},
+                                          "slow": "slow?latency=0.6"},
          collections={"core": ["fast", "medium", "slow"]})
     return home
 
@@ -178,8 +178,8 @@ def test_models_lists_collections_with_modes(panel, gateway, client):
 
 
 def test_keepalives_and_overhead_header(home, upstream, settings, net, http: httpx.Client):
-    seed(home, base_url=upstream, served={"lazy": "lazy?latency=0.8"}, collections={"slowpoke": ["lazy"]})
-    base = serve_gateway(net, settings, keepalive=0.2)
+    seed(home, base_url=upstream, served={"lazy": "lazy?latency=0.4"}, collections={"slowpoke": ["lazy"]})
+    base = serve_gateway(net, settings, keepalive=0.1)
     body = {"model": "bench/slowpoke", "messages": [{"role": "user", "content": "x"}], "stream": True}
     with http.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as r:
         assert r.headers["content-type"].startswith("text/event-stream")

@@ -15,6 +15,7 @@ import httpx
 import openai
 from google import genai
 from google.genai import types
+from starlette.applications import Starlette
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
@@ -22,21 +23,29 @@ from benchwarmers_mcp.settings import Settings
 from tests.kits.loopback import Loopback, free_port
 
 
+def gateway_app(settings: Settings, *, upstream_transport: httpx.AsyncBaseTransport | None = None,
+                route_tuning: RouteTuning | None = None) -> tuple[Starlette, dict[str, Any]]:
+    """``create_app`` with the test seams it takes, and the hooks to put into its context once it
+    started: ``route_tuning`` is passed in when ``create_app`` takes it, else it is such a hook."""
+    seams: dict[str, Any] = {"upstream_transport": upstream_transport}
+    hooks: dict[str, Any] = {}
+    if route_tuning is not None:
+        if "route_tuning" in inspect.signature(create_app).parameters:
+            seams["route_tuning"] = route_tuning
+        else:
+            hooks[TUNING_KEY] = route_tuning
+    return create_app(settings, **seams), hooks
+
+
 def serve_gateway(net: Loopback, settings: Settings, *, route_tuning: RouteTuning | None = None,
                   extras: dict[str, Any] | None = None, **overrides: Any) -> str:
     """``create_app(settings)`` on a free port of ``net`` (``overrides`` replace settings fields), its
-    upstream calls going to the apps served on ``net``; returns its base URL. ``route_tuning`` goes
-    to ``create_app`` when it takes one, else into the context once the app started."""
+    upstream calls going to the apps served on ``net``; returns its base URL."""
     port = free_port()
-    seams: dict[str, Any] = {"upstream_transport": net.transport(httpx)}
-    takes_tuning = "route_tuning" in inspect.signature(create_app).parameters
-    if route_tuning is not None and takes_tuning:
-        seams["route_tuning"] = route_tuning
-    app = create_app(replace(settings, port=port, **overrides), **seams)
+    app, hooks = gateway_app(replace(settings, port=port, **overrides), upstream_transport=net.transport(httpx),
+                             route_tuning=route_tuning)
     base = net.serve(app, port)
-    hooks = dict(extras or {})
-    if route_tuning is not None and not takes_tuning:
-        hooks[TUNING_KEY] = route_tuning
+    hooks.update(extras or {})
     if hooks:
         app.state.ctx.extras.update(hooks)
     return base

@@ -13,11 +13,10 @@ from typing import Any
 import anyio
 import httpx
 
-from benchwarmers_mcp.app import create_app
-from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
+from benchwarmers_mcp.engine.route import RouteTuning
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from tests.kits.gateway import gateway_serving
+from tests.kits.gateway import gateway_app, gateway_serving
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed_async
 from tests.kits.servers import free_port, serve_in_thread
@@ -36,9 +35,9 @@ def route_server(net: Loopback, settings: Settings, tuning: RouteTuning = FAST, 
 def route_server_on_socket(settings: Settings, tuning: RouteTuning = FAST, **extras: Any) -> Iterator[str]:
     """The same, as a real server on a free port (in a thread), for a client in another process."""
     port = free_port()
-    app = create_app(replace(settings, port=port))
+    app, hooks = gateway_app(replace(settings, port=port), route_tuning=tuning)
     with serve_in_thread(app, port) as base:
-        app.state.ctx.extras.update({TUNING_KEY: tuning, **extras})
+        app.state.ctx.extras.update({**hooks, **extras})
         yield base
 
 
