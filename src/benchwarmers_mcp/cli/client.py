@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
@@ -296,12 +297,14 @@ def add_keys(b: Builder, sub: Subparsers) -> None:
     yes_flag(revoke)
 
 
-async def run(handler: Handler, args: argparse.Namespace, config: ServerConfig) -> int:
-    async with Remote(config) as remote:
+async def run(handler: Handler, args: argparse.Namespace, config: ServerConfig,
+              transport: httpx.AsyncBaseTransport | None = None) -> int:
+    async with Remote(config, transport=transport) as remote:
         return await handler(args, remote)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """``transport`` is a test seam: the commands reach an in-process server through it."""
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -313,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     try:
         config = config_from_env(args.url)
-        return anyio.run(run, args.handler, args, config)
+        return anyio.run(run, args.handler, args, config, transport)
     except CliError as e:
         print(f"{parser.prog}: {e.message}", file=sys.stderr)
         return e.code
