@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.admin import api as admin_api
+from benchwarmers_mcp.admin import catalog as admin_catalog
 from benchwarmers_mcp.admin import limits as admin_limits
 from benchwarmers_mcp.admin.access import install as install_security
 from benchwarmers_mcp.admin.access import routes as security_routes
@@ -53,6 +54,7 @@ def routes() -> list[BaseRoute]:
         *admin_api.routes(),
         *mcp_server.routes(),
         *admin_limits.routes(),
+        *admin_catalog.routes(),
     ]
     return table
 
