@@ -15,7 +15,15 @@ import pytest
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.cli.client import main
 from benchwarmers_mcp.settings import Settings
-from tests.catalog.kit import FEED_SETTINGS, FEEDS_HOST, FakeFeeds, FakeProvider, Outbound, listed, models_dev_doc
+from tests.catalog.kit import (
+    FEED_SETTINGS,
+    FEEDS_HOST,
+    FakeFeeds,
+    FakeProvider,
+    Outbound,
+    listed,
+    models_dev_doc,
+)
 from tests.servers import free_port, serve_in_thread
 
 GROQ_MODEL = "llama-3.3-70b-versatile"

@@ -30,7 +30,7 @@ from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.upstream.listing import listing
+from benchwarmers_mcp.upstream.listing import Listing, listing
 
 MAX_ROWS = 5000
 
@@ -90,29 +90,29 @@ async def discover_rows(request: Request) -> Response:
                "catalog": catalog.version})
 
 
-async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, str | None]:
-    """The endpoint's own spelling of the planned served name, when its listing answers (a note
-    when it does not: the model is registered as planned)."""
+async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing | None, str | None]:
+    """The endpoint's own spelling of the planned served name and its listing, when it answers
+    (a note when it does not: the model is registered as planned)."""
     try:
         listed = await listing(ctx, plan.endpoint)
     except ProviderError as e:
-        return plan.served, f"{plan.endpoint.name} did not answer its listing ({e.message}); registered as planned"
+        return plan.served, None, f"{plan.endpoint.name} did not answer its listing ({e.message}); registered as planned"
     if not listed.names:
-        return plan.served, None
+        return plan.served, listed, None
     served = discover.resolve_listed(plan.served, listed.names)
     if served is None:
         close = discover.close_names(plan.served, listed.names)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise BadRequest(f"{plan.endpoint.name} does not list {plan.served}{hint}")
-    return served, None
+    return served, listed, None
 
 
-async def onboard(ctx: Context, endpoint: str, served: str, *, alias: str | None = None,
-                  role: str = "general") -> dict[str, Any]:
+async def onboard(ctx: Context, endpoint: str, served: str, *, alias: str | None = None, role: str = "general",
+                  listed: Listing | None = None) -> dict[str, Any]:
     """The one place Discover hands a model on. Today it registers it directly, through the same
     function as ``POST /api/model/register``; the onboarding queue takes this place when it exists."""
-    record = await admin_models.register_new(ctx, admin_models.RegisterIn(served=served, endpoint=endpoint,
-                                                                          alias=alias, role=role))
+    body = admin_models.RegisterIn(served=served, endpoint=endpoint, alias=alias, role=role)
+    record = await admin_models.register_new(ctx, body, listed)
     return {"model": await admin_models.described(ctx, record)}
 
 
@@ -123,8 +123,8 @@ async def discover_add(request: Request) -> Response:
     body = await body_as(request, AddIn, "add")
     catalog = await ensure_current(ctx)
     plan = discover.plan_add(catalog, await endpoint_store.list_all(ctx.db), body.model, body.endpoint)
-    served, note = await _served_as_listed(ctx, plan)
-    out = await onboard(ctx, plan.endpoint.name, served, alias=body.alias, role=body.role)
+    served, listed, note = await _served_as_listed(ctx, plan)
+    out = await onboard(ctx, plan.endpoint.name, served, alias=body.alias, role=body.role, listed=listed)
     out.update(entry=plan.entry.key, endpoint=plan.endpoint.name, served=served, via=plan.via)
     if note:
         out["note"] = note

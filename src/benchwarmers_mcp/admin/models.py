@@ -27,6 +27,7 @@ from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.facts import FactRow
 from benchwarmers_mcp.store.models import ModelRecord, family_of
+from benchwarmers_mcp.upstream.listing import Listing
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
 Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
@@ -125,10 +126,10 @@ async def _check_new(ctx: Context, body: RegisterIn) -> None:
             raise BadRequest(f"{body.served} on {body.endpoint} is already on the bench as {m.alias!r}")
 
 
-async def register_new(ctx: Context, body: RegisterIn) -> ModelRecord:
+async def register_new(ctx: Context, body: RegisterIn, listed: Listing | None = None) -> ModelRecord:
     """Register a served name on an endpoint: what ``POST /api/model/register`` and Discover's "add"
     do. What the body says about the model is the user's; the catalog's and the endpoint listing's
-    facts come with it, each with its source."""
+    facts come with it, each with its source (``listed``: the endpoint's listing, when just read)."""
     await _check_new(ctx, body)
     endpoint = await endpoint_store.get(ctx.db, body.endpoint)
     alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
@@ -136,7 +137,7 @@ async def register_new(ctx: Context, body: RegisterIn) -> ModelRecord:
                          vision=body.vision, tools=body.tools, context_window=body.context_window,
                          max_output=body.max_output)
     await model_store.check_new(ctx.db, record)  # refused before the listing is asked
-    return await model_store.register(ctx.db, record, await layers_for_new(ctx, endpoint, body.served))
+    return await model_store.register(ctx.db, record, await layers_for_new(ctx, endpoint, body.served, listed))
 
 
 @admin

@@ -35,12 +35,12 @@ class Filters:
     reach: str | None = None
     provider: str | None = None
 
-    def keeps(self, row: Mapping[str, Any]) -> bool:
+    def may_keep(self, entry: Entry, new: bool) -> bool:
+        """What can be decided before the row is made (everything but the reach)."""
         text = self.find.strip().lower()
-        return ((not self.free or row["free"]) and (not self.new or row["new"])
-                and (not text or text in row["key"].lower() or text in str(row["name"]).lower())
-                and (self.reach is None or row["reach"] == self.reach)
-                and (self.provider is None or row["provider"] == self.provider))
+        return ((not self.free or entry.free) and (not self.new or new)
+                and (not text or text in entry.key.lower() or text in entry.name.lower())
+                and (self.provider is None or entry.provider == self.provider))
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def row(catalog: Catalog, entry: Entry, routes: list[Route], aliases: list[str],
     base = catalog.bases.get(entry.provider)
     out.update(reach=reach, aliases=aliases, routes=[r.to_json() for r in routes],
                add={"base_url": base.base_url, "api": base.api} if base else None,
-               first_seen=seen, new=seen is not None and now - seen <= NEW_FOR)
+               first_seen=seen, new=is_new(seen, now))
     return out
 
 
@@ -107,13 +107,17 @@ def rows(catalog: Catalog, endpoints: Iterable[Endpoint], bench: Mapping[str, li
     connected = _connected(catalog, endpoints)
     out = []
     for entry in catalog.index.entries.values():
-        if filters.provider is not None and entry.provider != filters.provider:
+        first = seen.get(entry.key)
+        if not filters.may_keep(entry, is_new(first, now)):
             continue
-        r = row(catalog, entry, routes_for(catalog, entry, connected), bench.get(entry.key, []),
-                seen.get(entry.key), now)
-        if filters.keeps(r):
+        r = row(catalog, entry, routes_for(catalog, entry, connected), bench.get(entry.key, []), first, now)
+        if filters.reach is None or r["reach"] == filters.reach:
             out.append(r)
     return sorted(out, key=sort_key)
+
+
+def is_new(first_seen: float | None, now: float) -> bool:
+    return first_seen is not None and now - first_seen <= NEW_FOR
 
 
 # ---- adding a model from Discover -------------------------------------------------------------

@@ -92,6 +92,11 @@ def _price(value: Any) -> float | None:
     return float(value)
 
 
+def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else an empty one (a feed's field may be missing or null)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
@@ -107,9 +112,7 @@ def map_models_dev_model(provider: str, raw: Mapping[str, Any]) -> Entry | None:
     model_id = raw.get("id")
     if not isinstance(model_id, str) or not model_id:
         return None
-    limit = raw.get("limit") if isinstance(raw.get("limit"), Mapping) else {}
-    cost = raw.get("cost") if isinstance(raw.get("cost"), Mapping) else {}
-    modalities = raw.get("modalities") if isinstance(raw.get("modalities"), Mapping) else {}
+    limit, cost, modalities = mapping(raw.get("limit")), mapping(raw.get("cost")), mapping(raw.get("modalities"))
     inputs, outputs = _words(modalities.get("input")), _words(modalities.get("output"))
     facts: dict[str, Any] = {
         "context_window": _positive(limit.get("context")) or _positive(limit.get("input")),

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from benchwarmers_mcp.catalog.data import FREELLMAPI, MODELS_DEV, OPENROUTER
-from benchwarmers_mcp.catalog.entries import Entry, map_models_dev
+from benchwarmers_mcp.catalog.entries import Entry, map_models_dev, mapping
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.upstream.listing import map_listed_model
 
@@ -112,7 +112,7 @@ def read_openrouter(data: Any) -> tuple[Body, int]:
 
 
 def _limits(item: Mapping[str, Any]) -> dict[str, int]:
-    nested = item.get("limits") if isinstance(item.get("limits"), Mapping) else {}
+    nested = mapping(item.get("limits"))
     out = {}
     for name in LIMIT_NAMES:
         for key in (name, f"{name}_limit", f"{name}Limit"):

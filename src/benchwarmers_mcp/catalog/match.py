@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from benchwarmers_mcp.catalog.entries import Entry
 
@@ -37,8 +38,10 @@ PREFERRED = ("openai", "anthropic", "google", "mistral", "xai", "deepseek", "ali
              "cohere", "llama", "groq", "togetherai", "fireworks-ai", "deepinfra", "openrouter")
 
 
+@lru_cache(maxsize=32768)
 def keys(name: str) -> dict[str, str]:
-    """The spelling of ``name`` at every tier."""
+    """The spelling of ``name`` at every tier (pure, so kept: Discover spells every entry often).
+    Callers only read the dict."""
     lower = name.strip().lower()
     unsuffixed = SUFFIX_RE.sub("", lower)
     bare = unsuffixed.rsplit("/", 1)[-1]

@@ -26,7 +26,7 @@ from benchwarmers_mcp.store import facts
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.facts import Layer
-from benchwarmers_mcp.upstream.listing import listing
+from benchwarmers_mcp.upstream.listing import Listing, listing
 
 FACTS_VERSION = "facts_version"
 REGISTER_LISTING_TIMEOUT = 10.0
@@ -59,16 +59,18 @@ async def note_seen(ctx: Context, catalog: Catalog) -> None:
     await catalog_store.note_seen(ctx.db, {e.key: e.released_at for e in catalog.entries}, catalog.version)
 
 
-async def layers_for_new(ctx: Context, endpoint: Endpoint, served: str) -> list[Layer]:
+async def layers_for_new(ctx: Context, endpoint: Endpoint, served: str, listed: Listing | None = None) -> list[Layer]:
     """Everything but the user's say about a model about to be registered: the catalog's layers and
-    (when the endpoint answers its listing within a few seconds) the listing's."""
+    (when the endpoint answers its listing within a few seconds, or ``listed`` is its listing) the
+    listing's."""
     catalog = await ensure_current(ctx)
     layers = [layer for layer in catalog_layers(catalog, endpoint, served).values() if layer is not None]
     if not endpoint.simulated:
-        try:
-            listed = await listing(ctx, endpoint, timeout=REGISTER_LISTING_TIMEOUT)
-        except ProviderError:
-            listed = None
+        if listed is None:
+            try:
+                listed = await listing(ctx, endpoint, timeout=REGISTER_LISTING_TIMEOUT)
+            except ProviderError:
+                listed = None
         layer = listing_layer(endpoint, listed.facts.get(served)) if listed else None
         if layer is not None:
             layers.append(layer)

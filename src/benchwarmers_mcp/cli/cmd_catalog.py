@@ -11,7 +11,7 @@ from typing import Any
 
 from benchwarmers_mcp.cli.console import note, server_note, show_json
 from benchwarmers_mcp.cli.remote import Remote, UsageError, given
-from benchwarmers_mcp.cli.tables import ago, cell, table, yes_no_unknown
+from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
 
 REACH_WORDS = {"bench": "on the bench", "connected": "connected", "easy": "easy to add", "other": "other"}
 
@@ -31,7 +31,12 @@ def price(row: dict[str, Any]) -> str:
     pin, pout = row.get("price_in"), row.get("price_out")
     if pin is None and pout is None:
         return "-"
-    return f"${cell(pin)}/{cell(pout)}" if pin is not None and pout is not None else f"${pin or pout}"
+    return f"${number(pin)}/{number(pout)}"
+
+
+def number(value: Any) -> str:
+    """A price as it reads best: ``0.59``, ``15``, ``-`` when unknown."""
+    return f"{value:.6g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
 def flag(value: Any) -> str:
@@ -85,10 +90,10 @@ async def discover(args: argparse.Namespace, remote: Remote) -> int:
     rows = [(r["key"], price(r), tokens(r["context_window"]), tokens(r["max_output"]), flag(r["tools"]),
              flag(r["reasoning"]), flag(r["vision"]), r["released"],
              {True: "open", False: "closed"}.get(r["open_weights"], "?"),
-             ("as " + ", ".join(r["aliases"])) if r["aliases"] else REACH_WORDS[r["reach"]],
-             "new" if r["new"] else "") for r in reply["rows"]]
+             (("as " + ", ".join(r["aliases"])) if r["aliases"] else REACH_WORDS[r["reach"]])
+             + (" (new)" if r["new"] else "")) for r in reply["rows"]]
     table(("model", "price in/out", "context", "output", "tools", "reasons", "vision", "released", "weights",
-           "reach", ""), rows)
+           "reach"), rows)
     if not rows:
         note("nothing in the catalog matches")
     elif reply["total"] > len(rows):

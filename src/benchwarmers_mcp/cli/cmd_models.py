@@ -147,6 +147,8 @@ def _fact_value(value: Any) -> str:
         return ", ".join(str(v) for v in value)
     if isinstance(value, dict):
         return ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in value.items())
+    if isinstance(value, float):
+        return cmd_catalog.number(value)
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
