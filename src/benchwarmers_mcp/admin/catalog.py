@@ -7,6 +7,8 @@ facts with their sources, and dismissing a candidate.
     POST /api/discover/add         {model: "provider/model", endpoint?, alias?, role?}
     GET  /api/model/facts          ?alias=
     POST /api/candidates/dismiss   {key: "served@endpoint", undo?}
+
+Each is one entry of ``routes.TABLE`` (access ``admin``, OpenAI's error shape).
 """
 
 from __future__ import annotations
@@ -17,22 +19,22 @@ from typing import Any
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp.admin import models as admin_models
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok, query_flag
 from benchwarmers_mcp.catalog import discover, merge
 from benchwarmers_mcp.catalog.discover import AddPlan, Filters
-from benchwarmers_mcp.catalog.sync import ensure_current, note_seen, refresh_all, status
+from benchwarmers_mcp.catalog.sync import ensure_current, listing_within, note_seen, refresh_all, status
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, NotFound, ProviderError
+from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.upstream.listing import Listing, listing
+from benchwarmers_mcp.upstream.listing import Listing
 
 MAX_ROWS = 5000
+ADD_LISTING_TIMEOUT = 30.0  # Discover's add reads the endpoint's listing to find its spelling
 
 
 class AddIn(Strict):
@@ -90,13 +92,13 @@ async def discover_rows(request: Request) -> Response:
                "catalog": catalog.version})
 
 
-async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing | None, str | None]:
+async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, str | None]:
     """The endpoint's own spelling of the planned served name and its listing, when it answers
-    (a note when it does not: the model is registered as planned)."""
-    try:
-        listed = await listing(ctx, plan.endpoint)
-    except ProviderError as e:
-        return plan.served, None, f"{plan.endpoint.name} did not answer its listing ({e.message}); registered as planned"
+    (a note when it does not: the model is registered as planned, and its listing is not asked twice)."""
+    listed, problem = await listing_within(ctx, plan.endpoint, ADD_LISTING_TIMEOUT)
+    if listed is None:
+        return plan.served, Listing([]), (f"{plan.endpoint.name} did not answer its listing ({problem}); "
+                                          "registered as planned")
     if not listed.names:
         return plan.served, listed, None
     served = discover.resolve_listed(plan.served, listed.names)
@@ -168,13 +170,3 @@ async def dismiss_candidate(request: Request) -> Response:
         await catalog_store.dismiss(ctx.db, endpoint, served)
     return ok({"key": body.key, "endpoint": endpoint, "served": served, "dismissed": not body.undo})
 
-
-def routes() -> list[BaseRoute]:
-    return [
-        Route("/api/catalog", catalog_status, methods=["GET"]),
-        Route("/api/catalog/refresh", catalog_refresh, methods=["POST"]),
-        Route("/api/discover", discover_rows, methods=["GET"]),
-        Route("/api/discover/add", discover_add, methods=["POST"]),
-        Route("/api/model/facts", model_facts, methods=["GET"]),
-        Route("/api/candidates/dismiss", dismiss_candidate, methods=["POST"]),
-    ]

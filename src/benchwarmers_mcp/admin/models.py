@@ -20,11 +20,11 @@ from benchwarmers_mcp.catalog import merge
 from benchwarmers_mcp.catalog.sync import ensure_current, layers_for_new
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.store import calls, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.facts import FactRow
 from benchwarmers_mcp.store.models import ModelRecord, family_of
 from benchwarmers_mcp.upstream.listing import Listing
@@ -71,28 +71,28 @@ def status_of(m: ModelRecord) -> str:
 
 
 def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset(),
-             known: list[FactRow] | None = None) -> dict:
+             known: list[FactRow] | None = None) -> dict[str, Any]:
     """A model as the admin API shows it; ``known``: its fact rows, shown with their sources."""
     counts = counts or {}
-    out = {"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
-           "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
-           "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
-           "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
-           "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
+    out: dict[str, Any] = {
+        "alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
+        "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
+        "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
+        "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
+        "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
     if known is not None:
         out.update(facts=merge.shown(known), catalog=merge.matched(known))
     return out
 
 
-async def described(ctx: Context, record: ModelRecord) -> dict:
+async def described(ctx: Context, record: ModelRecord) -> dict[str, Any]:
     """One model with its facts and their sources (after a change: what the reply shows)."""
     return describe(record, known=(await fact_store.rows_for(ctx.db, [record.alias]))[record.alias])
 
 
 async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]:
-    rows = await ctx.db.fetchall("SELECT alias, COUNT(*) FROM seats GROUP BY alias")
     out: dict[str, dict[str, int]] = {a: {"calls": 0, "useful": 0, "judged": 0} for a in aliases}
-    for alias, n in rows:
+    for alias, n in (await calls.seat_counts(ctx.db)).items():
         if alias in out:
             out[alias]["calls"] = n
     for alias, (useful, judged) in (await verdicts.useful_counts(ctx.db, aliases)).items():

@@ -59,18 +59,28 @@ async def note_seen(ctx: Context, catalog: Catalog) -> None:
     await catalog_store.note_seen(ctx.db, {e.key: e.released_at for e in catalog.entries}, catalog.version)
 
 
+async def listing_within(ctx: Context, endpoint: Endpoint, seconds: float) -> tuple[Listing | None, str]:
+    """The endpoint's listing if it answers, whole, within ``seconds``; else None and why (an error
+    status, no answer, a listing that trickles in). httpx's timeout bounds each phase of the
+    exchange; this deadline bounds all of it, so nothing waiting on it waits longer."""
+    with anyio.move_on_after(seconds):
+        try:
+            return await listing(ctx, endpoint, timeout=seconds), ""
+        except ProviderError as e:
+            return None, e.message
+    return None, f"no whole answer within {seconds:g} s"
+
+
 async def layers_for_new(ctx: Context, endpoint: Endpoint, served: str, listed: Listing | None = None) -> list[Layer]:
     """Everything but the user's say about a model about to be registered: the catalog's layers and
-    (when the endpoint answers its listing within a few seconds, or ``listed`` is its listing) the
-    listing's."""
+    the listing's (``listed`` when just read, else the endpoint's listing if it answers within
+    ``REGISTER_LISTING_TIMEOUT``). Reading the listing is never fatal: without it the model is
+    registered with the catalog's facts, and the next refresh reads the listing again."""
     catalog = await ensure_current(ctx)
     layers = [layer for layer in catalog_layers(catalog, endpoint, served).values() if layer is not None]
     if not endpoint.simulated:
         if listed is None:
-            try:
-                listed = await listing(ctx, endpoint, timeout=REGISTER_LISTING_TIMEOUT)
-            except ProviderError:
-                listed = None
+            listed, _ = await listing_within(ctx, endpoint, REGISTER_LISTING_TIMEOUT)
         layer = listing_layer(endpoint, listed.facts.get(served)) if listed else None
         if layer is not None:
             layers.append(layer)

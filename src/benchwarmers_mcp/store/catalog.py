@@ -86,7 +86,8 @@ async def note_seen(db: Database, entries: Mapping[str, float | None], version: 
         known = {r["entry"] for r in await tx.fetchall("SELECT entry FROM catalog_seen")}
         fresh = [(key, min(now, released or 0.0) if baseline else now)
                  for key, released in entries.items() if key not in known]
-        await tx.executemany("INSERT INTO catalog_seen (entry, first_seen) VALUES (?, ?)", fresh)
+        await tx.executemany("INSERT INTO catalog_seen (entry, first_seen) VALUES (?, ?)"
+                             " ON CONFLICT (entry) DO NOTHING", fresh)  # the first sighting stays
         await tx.execute("INSERT INTO catalog_state (name, value) VALUES ('seen_version', ?) ON CONFLICT (name)"
                          " DO UPDATE SET value = excluded.value", (version,))
 

@@ -61,19 +61,23 @@ def _per_million(value: Any) -> float | None:
     return round(price * 1_000_000, 6) if price >= 0 else None
 
 
+def _part(item: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A nested object of a listing row, or an empty one when it is missing or not an object."""
+    value = item.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def map_listed_model(item: Mapping[str, Any]) -> dict[str, Any]:
     """What one model's row in a listing says about it, in the catalog's fact names. Listings differ:
     OpenRouter (``context_length``, ``top_provider``, ``architecture``, ``supported_parameters``,
     ``pricing`` per token), Groq (``context_window``, ``max_completion_tokens``), vLLM
     (``max_model_len``), Mistral (``max_context_length``, ``capabilities``), Gemini
     (``inputTokenLimit``, ``outputTokenLimit``, ``thinking``). A fact the row does not give is left out."""
-    top = item.get("top_provider") if isinstance(item.get("top_provider"), Mapping) else {}
-    arch = item.get("architecture") if isinstance(item.get("architecture"), Mapping) else {}
-    caps = item.get("capabilities") if isinstance(item.get("capabilities"), Mapping) else {}
+    top, arch, caps = _part(item, "top_provider"), _part(item, "architecture"), _part(item, "capabilities")
     params = item.get("supported_parameters")
     inputs = arch.get("input_modalities")
     outputs = arch.get("output_modalities")
-    pricing = item.get("pricing") if isinstance(item.get("pricing"), Mapping) else {}
+    pricing = _part(item, "pricing")
     facts: dict[str, Any] = {
         "context_window": _number(item.get("context_length"), top.get("context_length"), item.get("context_window"),
                                   item.get("max_model_len"), item.get("max_context_length"),
