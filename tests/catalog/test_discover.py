@@ -75,6 +75,16 @@ async def test_reach_filters_and_order(settings: Settings, monkeypatch: pytest.M
         assert bad.status_code == 400
         page = (await api.get("/api/discover", params={"limit": "5", "offset": "5"})).json()
         assert [r["key"] for r in page["rows"]] == [r["key"] for r in everything[5:10]] and page["total"] == len(everything)
+        # what a filter bar offers: every provider, the reach values, the counts of the rows kept
+        assert page["reach"] == ["bench", "connected", "easy", "other"]
+        assert page["counts"] == {"reach": {k: sum(1 for r in everything if r["reach"] == k) for k in page["reach"]},
+                                  "free": len(free), "new": sum(1 for r in everything if r["new"])}
+        groq_choice = next(p for p in page["providers"] if p["id"] == "groq")
+        assert groq_choice["entries"] == sum(1 for r in everything if r["provider"] == "groq")
+        assert {p["id"] for p in page["providers"]} == {r["provider"] for r in everything}
+        narrowed = (await api.get("/api/discover", params={"provider": "groq", "free": "yes"})).json()
+        assert narrowed["filters"] == {"free": True, "new": False, "find": "", "reach": None, "provider": "groq"}
+        assert narrowed["counts"]["reach"]["bench"] == sum(1 for r in narrowed["rows"] if r["reach"] == "bench")
     assert outbound.blocked == []
 
 

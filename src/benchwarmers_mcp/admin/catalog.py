@@ -14,6 +14,7 @@ Each is one entry of ``routes.TABLE`` (access ``admin``, OpenAI's error shape).
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Any
 
 from pydantic import Field
@@ -89,7 +90,7 @@ async def discover_rows(request: Request) -> Response:
     chosen = discover.rows(catalog, await endpoint_store.list_all(ctx.db), await fact_store.matched_entries(ctx.db),
                            await catalog_store.first_seen(ctx.db), time.time(), filters)
     return ok({"rows": chosen[offset:offset + limit], "total": len(chosen), "offset": offset, "limit": limit,
-               "catalog": catalog.version})
+               "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen)})
 
 
 async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, str | None]:

@@ -116,6 +116,22 @@ def rows(catalog: Catalog, endpoints: Iterable[Endpoint], bench: Mapping[str, li
     return sorted(out, key=sort_key)
 
 
+def choices(catalog: Catalog, chosen: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a filter bar offers: every provider of the catalog (id, name, entries), the reach
+    values, and how many of the rows the filters kept are of each reach, free and new."""
+    entries: dict[str, int] = {}
+    for entry in catalog.index.entries.values():
+        entries[entry.provider] = entries.get(entry.provider, 0) + 1
+    reach = dict.fromkeys(REACH, 0)
+    free = new = 0
+    for r in chosen:
+        reach[r["reach"]] += 1
+        free += bool(r["free"])
+        new += bool(r["new"])
+    providers = [{"id": pid, "name": catalog.provider_name(pid), "entries": n} for pid, n in sorted(entries.items())]
+    return {"providers": providers, "reach": list(REACH), "counts": {"reach": reach, "free": free, "new": new}}
+
+
 def is_new(first_seen: float | None, now: float) -> bool:
     return first_seen is not None and now - first_seen <= NEW_FOR
 
