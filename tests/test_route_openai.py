@@ -116,7 +116,7 @@ def test_tool_loop_streamed(oa: openai.OpenAI, fake: FakeUpstream) -> None:
 
 
 def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str, net: Loopback, http: httpx.Client) -> None:
-    seed_members(home, upstream, {"plain": "plain"}, {"notools": ["plain"]}, tools=None)
+    seed_members(home, upstream, {"plain": "plain"}, {"notools": ["plain"]}, tools=False)
     seed_members(home, upstream, {"tiny": "tiny"}, {"small": ["tiny"]}, context_window=50, endpoint="fake2")
     seed_members(home, upstream, {}, {"empty": []}, endpoint="fake3")
     with route_server(net, settings) as url:
