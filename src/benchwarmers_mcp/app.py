@@ -19,6 +19,7 @@ from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.admin import api as admin_api
 from benchwarmers_mcp.admin import limits as admin_limits
+from benchwarmers_mcp.admin import suite as admin_suite
 from benchwarmers_mcp.admin.access import install as install_security
 from benchwarmers_mcp.admin.access import routes as security_routes
 from benchwarmers_mcp.context import Context
@@ -28,6 +29,7 @@ from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.pacing import resting_now
@@ -53,6 +55,7 @@ def routes() -> list[BaseRoute]:
         *admin_api.routes(),
         *mcp_server.routes(),
         *admin_limits.routes(),
+        *admin_suite.routes(),
     ]
     return table
 
@@ -80,6 +83,7 @@ def create_app(settings: Settings) -> Starlette:
             install_security(ctx)
             ctx.extras["resting"] = resting_now(db)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
+            await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
             try:
                 yield
             finally:

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models, cmd_suite
 from benchwarmers_mcp.cli.remote import DEFAULT_URL, ClientConfig, CliError, Remote
 
 Handler = Callable[[argparse.Namespace, Remote], Awaitable[int]]
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_models(b, sub)
     add_endpoints(b, sub)
     add_admin(b, sub)
+    cmd_suite.register(b, sub)
     return top
 
 
