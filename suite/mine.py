@@ -49,14 +49,14 @@ def claim_prompt(claim: str) -> str:
 
 
 def claim_task(task_id: str, claim: str, truth: bool, attach: tuple[str, ...], *, mined_from: str = "",
-               source: Any = None, title: str = "", draft: bool = True) -> Task:
+               source: Any = None, title: str = "", draft: bool = True, why: str = "") -> Task:
     said, other = ("verdict: true", "verdict: false") if truth else ("verdict: false", "verdict: true")
     return Task(id=task_id, title=title or f"{'True' if truth else 'False'} claim: {claim.strip()[:80]}",
                 prompt=claim_prompt(claim), shape="claim", kind="claim", truth=truth, attach=attach,
                 must_find=(Clause((said,)),), must_not_claim=(Clause((other,)),), score_in="first_line",
                 min_answer_chars=10, mined_from=mined_from, source=source, draft=draft,
-                why="a claim judged " + ("real" if truth else "false") + (f" in the verdict on {mined_from}"
-                                                                          if mined_from else ""))
+                why=why or ("a claim judged " + ("real" if truth else "false") + (f" in the verdict on {mined_from}"
+                                                                                 if mined_from else "")))
 
 
 async def mine(db: Database, home: Path, call: str) -> list[dict[str, Any]]:
