@@ -16,6 +16,7 @@ or sleep call, in an annotation or an f-string, nor as an argument swap in max, 
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -73,6 +74,7 @@ class _Source:
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
         self.banned: list[tuple[Position, Position]] = list(self._banned())
+        self.tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
 
     def start(self, node: ast.AST) -> Position:
         line = getattr(node, "lineno", 1)
@@ -154,8 +156,10 @@ def quiet_call(call: ast.Call) -> bool:
 
 # ---- token kinds ----------------------------------------------------------------------------
 
-def _tokens(source: str) -> list[tokenize.TokenInfo]:
-    return list(tokenize.generate_tokens(io.StringIO(source).readline))
+@functools.lru_cache(maxsize=16)
+def _parsed(source: str) -> _Source:
+    """One file parsed once, however many of its functions are looked at (a pure memo)."""
+    return _Source(source)
 
 
 def _number_variant(value: int, row: int, col: int) -> int:
@@ -165,7 +169,7 @@ def _number_variant(value: int, row: int, col: int) -> int:
 
 def _token_sites(src: _Source, first: int, last: int, kinds: frozenset[str]) -> Iterator[Mutation]:
     previous: tokenize.TokenInfo | None = None
-    for tok in _tokens(src.source):
+    for tok in src.tokens:
         row, col = tok.start
         in_span = first <= row <= last and tok.start[0] == tok.end[0] and src.allowed(tok.start)
         replacement, kind = None, ""
@@ -312,26 +316,31 @@ def _ast_sites(src: _Source, first: int, last: int, kinds: frozenset[str]) -> It
 
 # ---- the interface --------------------------------------------------------------------------
 
-def sites(source: str, first: int, last: int, kinds: Iterable[str] = ALL_KINDS) -> list[Mutation]:
-    """Every mutation of the wanted kinds on lines ``first``..``last``, that still parses and differs."""
+def sites(source: str, first: int, last: int, kinds: Iterable[str] = ALL_KINDS, *, checked: bool = True) -> list[Mutation]:
+    """Every mutation of the wanted kinds on lines ``first``..``last``; with ``checked`` only those
+    that still parse and differ (``apply`` checks one at a time, for a caller that needs only one)."""
     wanted = frozenset(kinds)
     unknown = wanted - set(ALL_KINDS)
     if unknown:
         raise ValueError(f"unknown mutation kinds: {', '.join(sorted(unknown))}; known: {', '.join(ALL_KINDS)}")
-    src = _Source(source)
+    src = _parsed(source)
     found = list(_token_sites(src, first, last, wanted)) + list(_ast_sites(src, first, last, wanted))
-    unique = {(m.kind, m.line, m.new_text): m for m in found}
+    unique = sorted({(m.kind, m.line, m.new_text): m for m in found}.values(),
+                    key=lambda m: (m.line, m.kind, m.new_text or ""))
+    if not checked:
+        return unique
+    original = ast.dump(src.tree)
     out = []
-    for m in sorted(unique.values(), key=lambda m: (m.line, m.kind, m.new_text or "")):
+    for m in unique:
         try:
-            apply(source, m, original_tree=src.tree)
+            apply(source, m, original_dump=original)
         except Mutant:
             continue
         out.append(m)
     return out
 
 
-def apply(source: str, mutation: Mutation, original_tree: ast.AST | None = None) -> str:
+def apply(source: str, mutation: Mutation, original_dump: str | None = None) -> str:
     """The source with the mutation planted; ``Mutant`` if it no longer parses or changes nothing."""
     lines = source.splitlines(keepends=True)
     index = mutation.line - 1
@@ -347,6 +356,6 @@ def apply(source: str, mutation: Mutation, original_tree: ast.AST | None = None)
         tree = ast.parse(mutated)
     except SyntaxError as e:
         raise Mutant(f"the mutated source does not parse: {e}") from e
-    if ast.dump(tree) == ast.dump(original_tree or ast.parse(source)):
+    if ast.dump(tree) == (original_dump or ast.dump(ast.parse(source))):
         raise Mutant("the mutation changes nothing")
     return mutated

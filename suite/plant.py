@@ -159,6 +159,22 @@ def make_pair(source: str, unit: Unit, mutation: mutate.Mutation, *, id_base: st
     return Pair(unit, mutation, bug, control, fault, mutated)
 
 
+def _pick(source: str, unit: Unit, kinds: Sequence[str], rng: random.Random) -> mutate.Mutation | None:
+    """A kind at random, then a site of it at random; a site that fails ``apply`` is dropped and
+    another drawn, so only the chosen mutation costs a parse."""
+    found = mutate.sites(source, unit.first, unit.last, kinds, checked=False)
+    while found:
+        kind = rng.choice(sorted({m.kind for m in found}))
+        mutation = rng.choice([m for m in found if m.kind == kind])
+        try:
+            mutate.apply(source, mutation)
+        except mutate.Mutant:
+            found.remove(mutation)
+            continue
+        return mutation
+    return None
+
+
 def choose(files: Iterable[tuple[str, str]], *, count: int, seed: int, hard: bool, used: Iterable[str] = (),
            kinds: Sequence[str] | None = None, id_prefix: str, label_of: Any = None,
            meta: dict[str, Any] | None = None) -> list[Pair]:
@@ -184,12 +200,9 @@ def choose(files: Iterable[tuple[str, str]], *, count: int, seed: int, hard: boo
             break
         if unit.key in taken:
             continue
-        found = mutate.sites(sources[unit.rel], unit.first, unit.last, wanted)
-        if not found:
+        mutation = _pick(sources[unit.rel], unit, wanted, rng)
+        if mutation is None:
             continue
-        by_kind = sorted({m.kind for m in found})
-        kind = rng.choice(by_kind)
-        mutation = rng.choice([m for m in found if m.kind == kind])
         digest = hashlib.sha256(unit.key.encode()).hexdigest()[:6]
         stem = slug(PurePosixPath(unit.rel).with_suffix("").as_posix(), 30)
         base = f"{id_prefix}-{stem}-{slug(unit.name, 30)}-{digest}" if unit.name else f"{id_prefix}-{stem}-{digest}"

@@ -78,9 +78,11 @@ async def add_models(db: Database, served: dict[str, str], *, endpoint: str = "f
 
 async def wait_run(db: Database, run: int, limit: float = 60.0) -> dict[str, Any]:
     with anyio.fail_after(limit):
-        while (row := await suite_store.run_row(db, run))["state"] == "running":
+        while True:
+            row = await suite_store.run_row(db, run)
+            if row["state"] != "running":
+                return row
             await anyio.sleep(0.05)
-    return row
 
 
 @asynccontextmanager
