@@ -60,6 +60,7 @@ class RunPolicy:
     backoff: float = 5.0  # ... this many seconds times the attempt apart
     rest: float = 1800.0  # after a rate limit that states no wait
     max_rest: float = 86400.0
+    sit_out: float = 300.0  # a model cooling down for at most this long is waited for; longer, it rests
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +74,21 @@ class RunPolicy:
     def hold(self) -> float:
         """How long an item stays held by an executor that may have died."""
         return (self.timeout + self.backoff * self.retries) * (self.retries + 1) + 60.0
+
+
+class _Resting(Exception):
+    """The model rests (a rate limit, or a cool-down longer than ``sit_out``): give the item back."""
+
+    def __init__(self, wait: float | None, message: str) -> None:
+        super().__init__(message)
+        self.wait = wait
+        self.message = message
+
+
+def _cooling(error: ProviderError) -> float | None:
+    """How long the bench's own cool-down lasts, for a call it refused without sending (a model
+    resting after failures or timeouts); None for a failure that came from upstream."""
+    return error.retry_after if error.upstream_status is None and error.retry_after is not None else None
 
 
 @dataclass
@@ -112,8 +128,9 @@ class _Worker:
         """Ask one held item until it is settled or given back; never raises for the model's failures."""
         try:
             row = await self._answer(item)
-        except RateLimited as e:
-            wait = e.retry_after if e.retry_after is not None else self.policy.rest
+        except (RateLimited, _Resting) as e:
+            wait = e.retry_after if isinstance(e, RateLimited) else e.wait
+            wait = wait if wait is not None else self.policy.rest
             until = time.time() + min(max(wait, 1.0), self.policy.max_rest)
             self.resting[item.alias] = until
             log.info("suite run %s: %s rests until %.0f after a rate limit: %s", self.run, item.alias, until, e.message)
@@ -159,7 +176,10 @@ class _Worker:
                             seconds=time.monotonic() - started, sha=sha)
             except ProviderError as e:
                 if isinstance(e, (UpstreamFailure, EmptyAnswer)) and attempt <= self.policy.retries:
-                    await anyio.sleep(self.policy.backoff * attempt)
+                    cooling = _cooling(e)
+                    if cooling is not None and cooling > self.policy.sit_out:
+                        raise _Resting(cooling, e.message) from e
+                    await anyio.sleep(max(self.policy.backoff * attempt, cooling or 0.0))
                     continue
                 return _row(item, task, "error", scoring.failure(task, "error", e.message), error=e.message,
                             seconds=time.monotonic() - started, sha=sha)
