@@ -10,6 +10,7 @@ files, seed and used keys give the same pairs, byte for byte.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import random
 import re
@@ -53,10 +54,16 @@ class Unit:
 
 
 def function_units(rel: str, source: str) -> list[Unit]:
+    return list(_function_units(rel, source))
+
+
+@functools.lru_cache(maxsize=64)
+def _function_units(rel: str, source: str) -> tuple[Unit, ...]:
+    """A file's functions of 12-60 lines, parsed once however often it is asked (a pure memo)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return []
+        return ()
     out: list[Unit] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -73,7 +80,7 @@ def function_units(rel: str, source: str) -> list[Unit]:
                 visit(child, prefix)
 
     visit(tree, "")
-    return out
+    return tuple(out)
 
 
 def file_unit(rel: str, source: str) -> Unit | None:
