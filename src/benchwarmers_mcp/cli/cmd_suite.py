@@ -14,7 +14,7 @@ from benchwarmers_mcp.cli.console import note, show_json
 from benchwarmers_mcp.cli.remote import CliError, Remote, given
 from benchwarmers_mcp.cli.tables import ago, table
 
-POLL = 2.0
+POLL = (0.2, 2.0)  # the first look soon after, then every two seconds at most
 
 
 def _pct(value: float | None) -> str:
@@ -90,13 +90,14 @@ async def suite_run(args: argparse.Namespace, remote: Remote) -> int:
         print(_run_line(run))
         note(f"bench suite runs shows its progress; bench suite scores the scores (run {run['id']})")
         return 0
-    last = ""
+    last, pause = "", POLL[0]
     while run["state"] == "running":
         line = _run_line(run)
         if line != last and sys.stderr.isatty():
             note(line)
         last = line
-        await anyio.sleep(POLL)
+        await anyio.sleep(pause)
+        pause = min(POLL[1], pause * 2)
         run = (await remote.get("/api/suite/run", {"id": run["id"]}))["run"]
     detail = await remote.get("/api/suite/run", {"id": run["id"]})
     if show_json(args, detail):
