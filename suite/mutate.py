@@ -77,12 +77,13 @@ class _Source:
         self.tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
 
     def start(self, node: ast.AST) -> Position:
-        line = getattr(node, "lineno", 1)
-        return line, _char_col(self.lines, line, getattr(node, "col_offset", 0))
+        line = int(getattr(node, "lineno", 1))
+        return line, _char_col(self.lines, line, int(getattr(node, "col_offset", 0)))
 
     def end(self, node: ast.AST) -> Position:
-        line = getattr(node, "end_lineno", None) or getattr(node, "lineno", 1)
-        return line, _char_col(self.lines, line, getattr(node, "end_col_offset", None) or 0)
+        end_line: int | None = getattr(node, "end_lineno", None)
+        line = end_line if end_line is not None else int(getattr(node, "lineno", 1))
+        return line, _char_col(self.lines, line, int(getattr(node, "end_col_offset", None) or 0))
 
     def span(self, node: ast.AST) -> tuple[Position, Position]:
         return self.start(node), self.end(node)

@@ -141,7 +141,7 @@ def make_pair(source: str, unit: Unit, mutation: mutate.Mutation, *, id_base: st
     original_lines, mutated_lines = source.splitlines(), mutated.splitlines()
     first, last = window(unit, len(original_lines))
     bug_last = min(last, len(mutated_lines))
-    fault = (mutation.line - 1, mutation.line) if mutation.deletes else (mutation.line,)
+    fault: tuple[int, ...] = (mutation.line - 1, mutation.line) if mutation.deletes else (mutation.line,)
     fault = tuple(n for n in fault if n >= 1)
     lines_re = "|".join(str(n) for n in fault)
     bug_id, control_id = f"{id_base}-bug", f"{id_base}-control"

@@ -68,7 +68,8 @@ class RunPolicy:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RunPolicy:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: float(v) if k != "retries" else int(v) for k, v in raw.items() if k in known})
+        values: dict[str, Any] = {k: float(v) if k != "retries" else int(v) for k, v in raw.items() if k in known}
+        return cls(**values)
 
     @property
     def hold(self) -> float:

@@ -9,7 +9,7 @@ score counts in ``not_a_score`` and nowhere else.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +95,7 @@ def scores(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda d: (d["recall"] is None, -(d["recall"] or 0.0), d["alias"]))
 
 
-def board(rows: list[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def board(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What the Benchmarks page draws, each with its table: trust (recall against confidently
     wrong), the bug hunt (planted and real bugs with their controls), and the task x model matrix."""
     per_model = scores(rows)

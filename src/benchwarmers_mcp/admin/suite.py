@@ -25,8 +25,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, ok, query_flag
+from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ok, query_flag
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.gateway.dispatch import context as ctx_of
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.suite import library, mine, rebench, runner, seed, stats
 from benchwarmers_mcp.suite.plan import DEFAULT_LIMIT, RunRequest

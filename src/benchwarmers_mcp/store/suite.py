@@ -155,7 +155,7 @@ async def finish_run(db: Database, run: int, state: str, note: str = "") -> bool
 
 
 async def items(db: Database, run: int, connection: str | None = None) -> list[Item]:
-    sql, params = "SELECT * FROM suite_items WHERE run = ?", [run]
+    sql, params = "SELECT * FROM suite_items WHERE run = ?", [run]  # type: tuple[str, list[Any]]
     if connection is not None:
         sql, params = sql + " AND connection = ?", [*params, connection]
     return [_item(r) for r in await db.fetchall(sql + " ORDER BY seq", params)]
