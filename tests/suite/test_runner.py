@@ -56,6 +56,17 @@ async def test_every_outcome_from_fake_models(settings: Settings):
         await wait_api_run(client, slow.json()["run"]["id"])
         assert done["run"]["state"] == "done" and len(done["answers"]) == 6 * 4
         scores = by_alias((await client.get("/api/suite/scores")).json()["models"])
+        board = (await client.get("/api/suite/board")).json()
+        alone = (await client.get("/api/suite/scores", params={"model": "terse"})).json()["models"]
+    assert [m["alias"] for m in alone] == ["terse"]
+    trust = by_alias(board["trust"])  # the Benchmarks page: recall against confidently wrong
+    assert (trust["line-one"]["recall"], trust["line-one"]["confidently_wrong"]) == (0.0, round(2 / 3, 3))
+    hunt = by_alias(board["bug_hunt"])  # only the bug and its control count in the bug hunt
+    assert (hunt["line-one"]["wrong_line"], hunt["line-one"]["false_alarm"], hunt["no-fault"]["clean"]) == (1, 1, 1)
+    assert set(board["matrix"]["models"]) == {*fakes, "sleepy"} and set(board["matrix"]["tasks"]) == set(t.values())
+    cell = next(c for c in board["matrix"]["cells"] if c["task"] == t["control"] and c["alias"] == "no-fault")
+    assert (cell["answers"], cell["good"], cell["latest"]) == (1, 1, "clean")
+    assert board["tasks"][t["bug"]]["kind"] == "bug"
 
     none = scores["no-fault"]  # a bug missed, its control clean, both claims without a verdict
     assert (none["found"], none["missed"], none["clean"], none["false_alarm"], none["wrong_line"]) == (0, 3, 1, 0, 0)
