@@ -1,8 +1,8 @@
 """Which (model, task) pairs a run asks, decided before it starts and stored with it.
 
 Models: the ones named, else with ``next`` one paid model and with ``next_free`` one free model
-(never scored first, then incomplete, then the one scored longest ago), else every model on the
-bench (not retired, not ad hoc, not a decision model). Tasks: the ones named (drafts allowed
+(never scored first, then incomplete, then the one scored longest ago; none pending
+retirement), else every model on the bench (not retired, not ad hoc, not a decision model). Tasks: the ones named (drafts allowed
 when named), else per model up to ``limit`` live tasks, the ones it has no score on first, then
 those it was scored on longest ago. A pair already waiting in an unfinished run is left out.
 ``repeat`` asks each pair that many times. Items go round robin over the models.
@@ -15,6 +15,7 @@ from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import Database, endpoints, models
+from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
@@ -66,6 +67,8 @@ async def choose_models(db: Database, request: RunRequest, catalog: Catalog) -> 
     bench = [m for m in await models.list_all(db, include_retired=False) if eligible(m)]
     if not (request.next or request.next_free):
         return bench
+    retiring = {r["alias"] for r in await limit_store.pending_retirements(db)}
+    bench = [m for m in bench if m.alias not in retiring]  # the background pace skips the retiring
     owners = await _endpoints(db)
     pool = [m for m in bench if is_free(m, owners.get(m.endpoint)) == request.next_free]
     if not pool:

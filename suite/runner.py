@@ -275,9 +275,13 @@ async def stop(ctx: Context, run: int) -> bool:
     return await suite_store.finish_run(ctx.db, run, "stopped", "stopped by hand")
 
 
-async def scheduled(ctx: Context, free_only: bool, policy: RunPolicy = RunPolicy()) -> dict[str, Any] | None:
+BACKGROUND = RunPolicy(gap=120.0)  # the scheduler's pace: two minutes between calls on a connection
+
+
+async def scheduled(ctx: Context, free_only: bool, policy: RunPolicy = BACKGROUND) -> dict[str, Any] | None:
     """The scheduler's ``suite`` (one paid model) and ``suite-free`` (one free model) jobs: plan the
-    next model's run and ask it to the end. None when there is no such model or nothing to ask."""
+    next model's run and ask it to the end, at the background pace (``BACKGROUND``). None when
+    there is no such model or nothing to ask."""
     request = RunRequest(next=not free_only, next_free=free_only)
     try:
         run = await create(ctx, request, policy, "scheduler")

@@ -40,6 +40,10 @@ def test_the_suite_from_a_terminal(gateway: str, settings: Settings, tmp_path: P
     code, out, _ = bench(capsys, gateway, "suite", "show", bug)
     assert code == 0 and "FAULT: line <n>" in out and "draft" in out.splitlines()[0]
 
+    code, out, err = bench(capsys, gateway, "suite", "run", "--model", "nf", "--dry-run")
+    assert code == 0 and "6 call(s) would be made" in err and sum(line.startswith("nf ") for line in out.splitlines()) == 6
+    code, out, _ = bench(capsys, gateway, "suite", "runs")
+    assert "done" not in out  # the dry run asked nothing
     code, out, _ = bench(capsys, gateway, "suite", "run", "--model", "nf", "--task", bug, "--task",
                          bug.removesuffix("-bug") + "-control", "--gap", "0", "--wait")
     assert code == 0 and "missed" in out and "clean" in out and "done, 2 answered, 0 to go" in out

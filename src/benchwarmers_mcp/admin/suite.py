@@ -9,7 +9,7 @@
     POST /api/suite/seed     {repo, count, hard, seed, kinds}
     POST /api/suite/mine     {call}
     POST /api/suite/rebench  {source, raw, limit, offset}
-    POST /api/suite/run      {models, tasks, next, next_free, repeat, limit, timeout, gap}
+    POST /api/suite/run      {models, tasks, next, next_free, repeat, limit, timeout, gap, dry_run}
     GET  /api/suite/runs                  GET /api/suite/run?id=N    POST /api/suite/run/stop {id}
     GET  /api/suite/scores[?model=A]      per model: outcomes, not a score, recall and its interval
     GET  /api/suite/answers?model=&task=&run=&limit=
@@ -30,7 +30,7 @@ from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.gateway.dispatch import context as ctx_of
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.suite import library, mine, rebench, runner, seed, stats
-from benchwarmers_mcp.suite.plan import DEFAULT_LIMIT, RunRequest
+from benchwarmers_mcp.suite.plan import DEFAULT_LIMIT, RunRequest, plan
 from benchwarmers_mcp.suite.runner import RunPolicy
 from benchwarmers_mcp.suite.tasks import TaskProblem, task_json
 
@@ -73,6 +73,7 @@ class RunIn(Strict):
     limit: int = Field(DEFAULT_LIMIT, ge=1, le=500)
     timeout: float = Field(420.0, gt=0, le=3600)
     gap: float = Field(2.0, ge=0, le=3600)
+    dry_run: bool = False
 
 
 class RunIdIn(Strict):
@@ -183,6 +184,10 @@ async def start_run(request: Request) -> Response:
     if (w.next or w.next_free) and w.models:
         raise BadRequest("next and next_free choose the model themselves; leave out models")
     wanted = RunRequest(tuple(w.models), tuple(w.tasks), w.next, w.next_free, w.repeat, w.limit)
+    if w.dry_run:
+        items = await plan(ctx.db, wanted, await library.load(ctx.settings.home))
+        return ok({"ok": True, "dry_run": True, "plan": [{"alias": i.alias, "task": i.task, "connection": i.connection}
+                                                          for i in items]})
     run = await runner.start(ctx, wanted, RunPolicy(timeout=w.timeout, gap=w.gap))
     return ok({"ok": True, "run": await suite_store.run_row(ctx.db, run)})
 

@@ -80,9 +80,14 @@ def _run_line(run: dict[str, Any]) -> str:
 
 async def suite_run(args: argparse.Namespace, remote: Remote) -> int:
     body = {"models": args.model or [], "tasks": args.task or [], "next": args.next, "next_free": args.next_free,
-            "repeat": args.repeat, **given(limit=args.limit, timeout=args.timeout),
+            "repeat": args.repeat, "dry_run": args.dry_run, **given(limit=args.limit, timeout=args.timeout),
             **({} if args.gap is None else {"gap": args.gap})}
     reply = await remote.post("/api/suite/run", body)
+    if args.dry_run:
+        if not show_json(args, reply):
+            table(("model", "task", "connection"), [(i["alias"], i["task"], i["connection"]) for i in reply["plan"]])
+            note(f"{len(reply['plan'])} call(s) would be made; nothing was asked")
+        return 0
     run = reply["run"]
     if not args.wait:
         if show_json(args, reply):
@@ -227,6 +232,7 @@ def register(b: Any, sub: Any) -> None:
     run.add_argument("--timeout", type=float, help="seconds for one answer (default 420)")
     run.add_argument("--gap", type=float, help="seconds between two calls on one connection (default 2)")
     run.add_argument("--wait", action="store_true", help="wait for the run to finish and show its answers")
+    run.add_argument("--dry-run", dest="dry_run", action="store_true", help="show what would be asked; ask nothing")
     b.command(ssub, "runs", suite_runs, "recent runs and how far they got", ["bench suite runs"])
     b.command(ssub, "stop", suite_stop, "stop a run (its answers stay)", ["bench suite stop 12"], args=("run",))
     b.command(ssub, "promote", suite_promote, "make a draft a live task", ["bench suite promote seed-app-..."],
