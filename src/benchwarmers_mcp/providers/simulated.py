@@ -9,7 +9,8 @@ The served name picks the persona and its behaviour, query-string style::
     judge?say=no-fault           a scripted answer (the suite's fake models): no-fault, line1, short,
                                  true, false, refuse, notice
 
-Every answer says it is simulated, so nobody mistakes it for a model's work.
+Every answer says it is simulated, so nobody mistakes it for a model's work (the scripted ``say``
+answers too, but for ``short``, ``refuse`` and ``notice``, whose whole point is their exact words).
 """
 
 from __future__ import annotations
