@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import CallInfo, Context
 from benchwarmers_mcp.errors import (
     BenchError,
     EmptyAnswer,
@@ -46,7 +46,6 @@ from benchwarmers_mcp.suite import library, scoring
 from benchwarmers_mcp.suite.library import Catalog
 from benchwarmers_mcp.suite.plan import RunRequest, plan
 from benchwarmers_mcp.suite.tasks import Task, TaskProblem
-from benchwarmers_mcp.upstream.caller import CallInfo
 
 log = logging.getLogger("benchwarmers.suite")
 SUITE_CALL = CallInfo(caller="suite", purpose="measurement", key_name="local")

@@ -1,4 +1,5 @@
 """The review suite over HTTP, under ``/api/suite/``: what ``bench suite ...`` and the Benchmarks page use.
+Each route is one entry in ``routes.TABLE`` (admin class, OpenAI error shape).
 
 ::
 
@@ -23,11 +24,9 @@ from typing import Any
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ok, query_flag
+from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, ok, query_flag
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.gateway.dispatch import context as ctx_of
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.suite import library, mine, rebench, runner, seed, stats
 from benchwarmers_mcp.suite.plan import DEFAULT_LIMIT, RunRequest, plan
@@ -246,24 +245,3 @@ async def board(request: Request) -> Response:
     data["tasks"] = tasks
     return ok(data)
 
-
-def routes() -> list[BaseRoute]:
-    """The suite's admin routes, for the route table."""
-    return [
-        Route("/api/suite/tasks", list_tasks, methods=["GET"]),
-        Route("/api/suite/task", show_task, methods=["GET"]),
-        Route("/api/suite/promote", promote, methods=["POST"]),
-        Route("/api/suite/repos", list_repos, methods=["GET"]),
-        Route("/api/suite/repos", add_repo, methods=["POST"]),
-        Route("/api/suite/repos/remove", remove_repo, methods=["POST"]),
-        Route("/api/suite/seed", seed_repo, methods=["POST"]),
-        Route("/api/suite/mine", mine_call, methods=["POST"]),
-        Route("/api/suite/rebench", rebench_rows, methods=["POST"]),
-        Route("/api/suite/run", start_run, methods=["POST"]),
-        Route("/api/suite/runs", list_runs, methods=["GET"]),
-        Route("/api/suite/run", show_run, methods=["GET"]),
-        Route("/api/suite/run/stop", stop_run, methods=["POST"]),
-        Route("/api/suite/scores", scores, methods=["GET"]),
-        Route("/api/suite/answers", answers, methods=["GET"]),
-        Route("/api/suite/board", board, methods=["GET"]),
-    ]
