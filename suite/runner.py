@@ -8,14 +8,19 @@ and lands in the ledger as measurement, not real work.
 - A rate limit (``RateLimited``, whether upstream said 429 or the bench's pacing refused it) is
   not a score: the item goes back to pending, its model rests (the stated wait, else
   ``policy.rest``), the worker asks the connection's other models meanwhile and the run resumes
-  after the rest.
+  after the rest. A model given back ``policy.give_up`` times in one run is given up on: the item
+  in hand is kept as *not a score: rate limited*, its other pending items are left unasked, and
+  the run finishes.
 - Upstream failures are asked again up to ``policy.retries`` times (``backoff`` x attempt); a
   timeout, an error, a refusal, a notice or a too-short answer is then kept as *not a score*.
 - A shutdown gives the item in hand back; on start-up ``resume`` continues every unfinished run.
   An answered item is never asked again: its answer and its done state are one transaction.
+- Holds are short (``policy.hold``) and renewed every third of it while the executor runs, both
+  the items it holds and its connection leases: a process that died lets go within one hold.
 
 Entry points for other parts: ``start`` (the admin API), ``resume`` (start-up), ``scheduled``
-(the scheduler's ``suite`` and ``suite-free`` jobs) and ``for_model`` (onboarding's suite step).
+(the scheduler's ``suite`` and ``suite-free`` jobs; ``scheduled_free`` is the second by name) and
+``for_model`` (onboarding's suite step).
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ class RunPolicy:
     rest: float = 1800.0  # after a rate limit that states no wait
     max_rest: float = 86400.0
     sit_out: float = 300.0  # a model cooling down for at most this long is waited for; longer, it rests
+    give_up: int = 4  # rests of one model in one run before the run gives up on it
+    hold: float = 90.0  # an item or a connection lease is held this long, renewed while its holder runs
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,13 +74,9 @@ class RunPolicy:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RunPolicy:
         known = {f.name for f in fields(cls)}
-        values: dict[str, Any] = {k: float(v) if k != "retries" else int(v) for k, v in raw.items() if k in known}
+        whole = ("retries", "give_up")
+        values: dict[str, Any] = {k: int(v) if k in whole else float(v) for k, v in raw.items() if k in known}
         return cls(**values)
-
-    @property
-    def hold(self) -> float:
-        """How long an item stays held by an executor that may have died."""
-        return (self.timeout + self.backoff * self.retries) * (self.retries + 1) + 60.0
 
 
 class _Resting(Exception):
@@ -129,18 +132,31 @@ class _Worker:
         try:
             row = await self._answer(item)
         except (RateLimited, _Resting) as e:
-            wait = e.retry_after if isinstance(e, RateLimited) else e.wait
-            wait = wait if wait is not None else self.policy.rest
-            until = time.time() + min(max(wait, 1.0), self.policy.max_rest)
-            self.resting[item.alias] = until
-            log.info("suite run %s: %s rests until %.0f after a rate limit: %s", self.run, item.alias, until, e.message)
-            await suite_store.release_item(self.ctx.db, item.id, self.holder, rest_until=until, error=e.message)
+            await self._rest(item, e.retry_after if isinstance(e, RateLimited) else e.wait, e.message)
             return
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await suite_store.release_item(self.ctx.db, item.id, self.holder, error="interrupted")
             raise
         await suite_store.settle_item(self.ctx.db, item, self.holder, row)
+
+    async def _rest(self, item: Item, wait: float | None, message: str) -> None:
+        """A rate limit: give the item back and rest its model, or, after ``policy.give_up`` rests of
+        the model in this run, keep the item as not a score and leave the model's other items."""
+        db = self.ctx.db
+        if await suite_store.model_rests(db, self.run, item.alias) + 1 >= self.policy.give_up:
+            entry = self.catalog.entries.get(item.task)
+            task = entry.task if entry else None
+            score = scoring.Score(False, None, "rate limited", task.expects if task else "", detail=message[:300])
+            log.info("suite run %s: %s stays rate limited; given up on: %s", self.run, item.alias, message)
+            await suite_store.settle_item(db, item, self.holder, _row(item, task, "rate limited", score, error=message),
+                                          skip_model=f"not asked: {item.alias} stayed rate limited ({message})")
+            return
+        wait = wait if wait is not None else self.policy.rest
+        until = time.time() + min(max(wait, 1.0), self.policy.max_rest)
+        self.resting[item.alias] = until
+        log.info("suite run %s: %s rests until %.0f after a rate limit: %s", self.run, item.alias, until, message)
+        await suite_store.release_item(db, item.id, self.holder, rest_until=until, error=message)
 
     async def _answer(self, item: Item) -> AnswerRow:
         entry = self.catalog.entries.get(item.task)
@@ -204,8 +220,7 @@ class _Lease:
     async def __aenter__(self) -> None:
         w = self.w
         while True:
-            until = await suite_store.take_lease(w.ctx.db, w.connection, w.holder,
-                                                 time.time() + w.policy.timeout + 30.0)
+            until = await suite_store.take_lease(w.ctx.db, w.connection, w.holder, time.time() + w.policy.hold)
             if until is None:
                 return
             await anyio.sleep(min(max(0.05, until - time.time()), 60.0))
@@ -244,15 +259,25 @@ async def execute(ctx: Context, run: int) -> None:
         repos = await suite_store.repos(ctx.db)
         holder = secrets.token_hex(8)
         connections = sorted({i.connection for i in await suite_store.items(ctx.db, run) if i.state != "done"})
-        async with anyio.create_task_group() as tg:
-            for connection in connections:
-                tg.start_soon(_Worker(ctx, run, connection, holder, policy, catalog, repos).loop)
+        async with anyio.create_task_group() as beat:
+            beat.start_soon(_renew, ctx, holder, policy.hold)
+            async with anyio.create_task_group() as tg:
+                for connection in connections:
+                    tg.start_soon(_Worker(ctx, run, connection, holder, policy, catalog, repos).loop)
+            beat.cancel_scope.cancel()
         if await suite_store.open_items(ctx.db, run) == 0:
             await suite_store.finish_run(ctx.db, run, "done")
     except Exception as e:
         log.exception("suite run %s failed", run)
         with anyio.CancelScope(shield=True):
             await suite_store.finish_run(ctx.db, run, "failed", f"{type(e).__name__}: {e}"[:300])
+
+
+async def _renew(ctx: Context, holder: str, hold: float) -> None:
+    """Keep this executor's holds (items and connection leases) alive while it runs."""
+    while True:
+        await anyio.sleep(hold / 3)
+        await suite_store.renew_holds(ctx.db, holder, time.time() + hold)
 
 
 async def start(ctx: Context, request: RunRequest, policy: RunPolicy = RunPolicy(), origin: str = "cli") -> int:
@@ -289,6 +314,11 @@ async def scheduled(ctx: Context, free_only: bool, policy: RunPolicy = BACKGROUN
         return None
     await execute(ctx, run)
     return await suite_store.run_row(ctx.db, run)
+
+
+async def scheduled_free(ctx: Context, policy: RunPolicy = BACKGROUND) -> dict[str, Any] | None:
+    """The scheduler's ``suite-free`` job by a name of its own: ``scheduled(ctx, free_only=True)``."""
+    return await scheduled(ctx, free_only=True, policy=policy)
 
 
 async def for_model(ctx: Context, alias: str, limit_seconds: float, policy: RunPolicy = RunPolicy()) -> dict[str, Any]:

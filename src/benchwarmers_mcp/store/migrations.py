@@ -421,3 +421,10 @@ async def suite_001_runs_and_scores(tx: Transaction) -> None:
         )
         """,
     )
+
+
+@migration
+async def suite_002_item_rests(tx: Transaction) -> None:
+    """How many times an item was given back for a rate limit: a run gives up on a model that stays
+    rate limited instead of resting for ever."""
+    await tx.execute("ALTER TABLE suite_items ADD COLUMN rests INTEGER NOT NULL DEFAULT 0")

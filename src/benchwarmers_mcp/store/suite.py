@@ -6,7 +6,11 @@ knows what is left. An item is *held* by one executor while it is asked (``holde
 ``held_until``); its answer and its ``done`` state are written in one transaction that first
 checks the item is not done already, so no item is ever answered twice. A lease per connection
 (``suite_leases``) lets one suite call at a time reach a connection, across every process on the
-data folder, with the run's gap between calls.
+data folder, with the run's gap between calls. Both holds are short and renewed while their
+executor runs (``renew_holds``), so a process that died lets go of them within one hold.
+
+``take_lease`` and ``settle_item`` read then write inside one transaction: they rely on the
+store's one-writer-at-a-time transactions (see the package docstring).
 """
 
 from __future__ import annotations
@@ -95,12 +99,13 @@ class Item:
     rest_until: float | None
     last_error: str
     answer: int | None
+    rests: int = 0  # rate limits it was given back for, in this run
 
 
 def _item(row: Any) -> Item:
     return Item(row["id"], row["run"], row["seq"], row["alias"], row["connection"], row["task"], row["state"],
                 row["attempts"], row["holder"], row["held_until"], row["rest_until"], row["last_error"],
-                row["answer"])
+                row["answer"], row["rests"])
 
 
 async def create_run(db: Database, request: dict[str, Any], policy: dict[str, Any], items: list[PlannedItem],
@@ -155,9 +160,10 @@ async def finish_run(db: Database, run: int, state: str, note: str = "") -> bool
 
 
 async def items(db: Database, run: int, connection: str | None = None) -> list[Item]:
-    sql, params = "SELECT * FROM suite_items WHERE run = ?", [run]  # type: tuple[str, list[Any]]
+    params: list[Any]
+    sql, params = "SELECT * FROM suite_items WHERE run = ?", [run]
     if connection is not None:
-        sql, params = sql + " AND connection = ?", [*params, connection]
+        sql, params = sql + " AND connection = ?", [run, connection]
     return [_item(r) for r in await db.fetchall(sql + " ORDER BY seq", params)]
 
 
@@ -176,18 +182,33 @@ async def hold_item(db: Database, item: int, holder: str, until: float) -> bool:
 
 async def release_item(db: Database, item: int, holder: str, *, rest_until: float | None = None,
                        error: str = "") -> None:
-    """Give an item back unanswered (a rate limit, a shutdown): it is asked again later."""
+    """Give an item back unanswered (a rate limit, a shutdown): it is asked again later. With
+    ``rest_until`` (a rate limit) the item's ``rests`` goes up by one."""
     await db.write(
-        "UPDATE suite_items SET state = 'pending', holder = NULL, held_until = NULL, attempts = MAX(0, attempts - 1),"
+        "UPDATE suite_items SET state = 'pending', holder = NULL, held_until = NULL,"
+        " attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, rests = rests + ?,"
         " rest_until = COALESCE(?, rest_until), last_error = ?, updated_at = ? WHERE id = ? AND holder = ?"
-        " AND state = 'asking'", (rest_until, error[:300], time.time(), item, holder))
+        " AND state = 'asking'", (0 if rest_until is None else 1, rest_until, error[:300], time.time(), item, holder))
+
+
+async def renew_holds(db: Database, holder: str, until: float) -> None:
+    """While an executor runs: its held items and its connection leases last until ``until``."""
+    async with db.transaction() as tx:
+        await tx.execute("UPDATE suite_items SET held_until = ? WHERE holder = ? AND state = 'asking'", (until, holder))
+        await tx.execute("UPDATE suite_leases SET until = ? WHERE holder = ?", (until, holder))
+
+
+async def model_rests(db: Database, run: int, alias: str) -> int:
+    """How many times ``alias`` was given back for a rate limit in ``run``, over all its items."""
+    return int(await db.fetchval("SELECT COALESCE(SUM(rests), 0) FROM suite_items WHERE run = ? AND alias = ?",
+                                 (run, alias)))
 
 
 @dataclass(frozen=True)
 class AnswerRow:
     alias: str
     task: str
-    status: str  # ok, empty, timeout, error
+    status: str  # ok, empty, timeout, error, rate limited
     scored: bool
     outcome: str | None
     reason: str
@@ -221,9 +242,10 @@ def _answer_values(row: AnswerRow) -> list[Any]:
     return [values[c] for c in ANSWER_COLUMNS]
 
 
-async def settle_item(db: Database, item: Item, holder: str, row: AnswerRow) -> int | None:
+async def settle_item(db: Database, item: Item, holder: str, row: AnswerRow, *, skip_model: str = "") -> int | None:
     """The answer and its score, and the item done, in one transaction; None (nothing written) when
-    the item was answered already or another executor holds it now."""
+    the item was answered already or another executor holds it now. With ``skip_model`` (a model
+    given up on), the model's other pending items in the run are done too, unasked, with that note."""
     async with db.transaction() as tx:
         current = await tx.fetchone("SELECT state, holder FROM suite_items WHERE id = ?", (item.id,))
         if current is None or current["state"] == "done" or current["holder"] != holder:
@@ -231,8 +253,12 @@ async def settle_item(db: Database, item: Item, holder: str, row: AnswerRow) -> 
         marks = ", ".join("?" * len(ANSWER_COLUMNS))
         answer = await tx.insert(f"INSERT INTO suite_answers ({', '.join(ANSWER_COLUMNS)}) VALUES ({marks})",
                                  _answer_values(row))
+        now = time.time()
         await tx.execute("UPDATE suite_items SET state = 'done', holder = NULL, held_until = NULL, answer = ?,"
-                         " last_error = ?, updated_at = ? WHERE id = ?", (answer, row.error[:300], time.time(), item.id))
+                         " last_error = ?, updated_at = ? WHERE id = ?", (answer, row.error[:300], now, item.id))
+        if skip_model:
+            await tx.execute("UPDATE suite_items SET state = 'done', last_error = ?, updated_at = ? WHERE run = ?"
+                             " AND alias = ? AND state = 'pending'", (skip_model[:300], now, item.run, item.alias))
     return answer
 
 
