@@ -95,17 +95,44 @@ def scores(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda d: (d["recall"] is None, -(d["recall"] or 0.0), d["alias"]))
 
 
-def board(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """What the Benchmarks page draws, each with its table: trust (recall against confidently
-    wrong), the bug hunt (planted and real bugs with their controls), and the task x model matrix."""
-    per_model = scores(rows)
-    trust = [{k: m[k] for k in ("alias", "recall", "recall_interval", "recall_n", "confidently_wrong",
-                                "confidently_wrong_interval", "opportunities", "not_a_score")} for m in per_model]
-    hunt_rows = [r for r in rows if (tasks.get(str(r["task"])) or {}).get("kind") in ("bug", "control")]
-    hunt = [{k: m[k] for k in ("alias", "found", "wrong_line", "missed", "clean", "false_alarm", "not_a_score",
-                               "recall", "recall_interval")} for m in scores(hunt_rows)]
+TRUST = ("alias", "recall", "recall_interval", "recall_n", "confidently_wrong", "confidently_wrong_interval", "wrong",
+         "opportunities", "scored", "tasks", "not_a_score", "not_a_score_why", "last_at")
+HUNT = ("found", "wrong_line", "missed", "clean", "false_alarm", "not_a_score", "recall", "recall_interval")
+
+
+def own_code(task: Mapping[str, Any]) -> bool:
+    """A task about the user's own code: in the data folder (seeded from their repositories, mined
+    from their verdicts, or written by hand), not the starter pack nor a rebench project's bug."""
+    return task.get("origin") == "data" and task.get("shape") != "rebench"
+
+
+def _hunt(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, bugs and their controls: all of them, then ``planted`` (the pack's and the user's
+    seeded pairs) and ``real`` (rebench's fixed bugs) apart."""
+    def shape(r: Mapping[str, Any]) -> str:
+        return str((tasks.get(str(r["task"])) or {}).get("shape") or "")
+
+    hunting = [r for r in rows if (tasks.get(str(r["task"])) or {}).get("kind") in ("bug", "control")]
+    apart = {"planted": scores([r for r in hunting if shape(r) != "rebench"]),
+             "real": scores([r for r in hunting if shape(r) == "rebench"])}
+    out = []
+    for m in scores(hunting):
+        entry: dict[str, Any] = {"alias": m["alias"], **{k: m[k] for k in HUNT}}
+        for name, models in apart.items():
+            mine = next((x for x in models if x["alias"] == m["alias"]), None)
+            entry[name] = None if mine is None else {k: mine[k] for k in HUNT}
+        out.append(entry)
+    return out
+
+
+def _matrix(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]], everything: bool) -> dict[str, Any]:
+    """Task x model cells; the tasks are those answered and the user's own live ones (unanswered
+    cells left for the page to draw empty)."""
+    own = {t for t, summary in tasks.items() if own_code(summary)}
     cells: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
+        if not everything and str(r["task"]) not in own:
+            continue
         cell = cells.setdefault((str(r["task"]), str(r["alias"])),
                                 {"task": r["task"], "alias": r["alias"], "answers": 0, "scored": 0, "good": 0,
                                  "latest": None, "at": 0.0})
@@ -116,8 +143,17 @@ def board(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, An
         if float(r.get("at") or 0) >= cell["at"]:
             cell["at"] = float(r.get("at") or 0)
             cell["latest"] = r["outcome"] if r["scored"] else f"not a score: {r.get('reason')}"
-    models = sorted({str(r["alias"]) for r in rows})
-    task_ids = sorted({str(r["task"]) for r in rows})
-    return {"trust": trust, "bug_hunt": hunt, "matrix": {"models": models, "tasks": task_ids,
-                                                          "cells": sorted(cells.values(),
-                                                                          key=lambda c: (c["task"], c["alias"]))}}
+    live = {t for t in own if not tasks[t].get("draft")}
+    return {"scope": "all" if everything else "own", "models": sorted({c["alias"] for c in cells.values()}),
+            "tasks": sorted(live | {str(c["task"]) for c in cells.values()}),
+            "cells": sorted(cells.values(), key=lambda c: (c["task"], c["alias"]))}
+
+
+def board(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]], *,
+          everything: bool = False) -> dict[str, Any]:
+    """What the Benchmarks page draws, each with its table: ``trust`` (recall against confidently
+    wrong, with intervals, per model), ``bug_hunt`` (bugs and their controls per model, planted
+    and real apart) and ``matrix`` (task x model over the user's own code; every task with
+    ``everything``). ``tasks`` are the catalog's summaries (with ``origin``)."""
+    return {"trust": [{k: m[k] for k in TRUST} for m in scores(rows)], "bug_hunt": _hunt(rows, tasks),
+            "matrix": _matrix(rows, tasks, everything)}

@@ -56,7 +56,8 @@ async def test_every_outcome_from_fake_models(settings: Settings):
         await wait_api_run(client, slow.json()["run"]["id"])
         assert done["run"]["state"] == "done" and len(done["answers"]) == 6 * 4
         scores = by_alias((await client.get("/api/suite/scores")).json()["models"])
-        board = (await client.get("/api/suite/board")).json()
+        board = (await client.get("/api/suite/board", params={"matrix": "all"})).json()
+        own = (await client.get("/api/suite/board")).json()
         alone = (await client.get("/api/suite/scores", params={"model": "terse"})).json()["models"]
     assert [m["alias"] for m in alone] == ["terse"]
     trust = by_alias(board["trust"])  # the Benchmarks page: recall against confidently wrong
@@ -64,6 +65,9 @@ async def test_every_outcome_from_fake_models(settings: Settings):
     hunt = by_alias(board["bug_hunt"])  # only the bug and its control count in the bug hunt
     assert (hunt["line-one"]["wrong_line"], hunt["line-one"]["false_alarm"], hunt["no-fault"]["clean"]) == (1, 1, 1)
     assert set(board["matrix"]["models"]) == {*fakes, "sleepy"} and set(board["matrix"]["tasks"]) == set(t.values())
+    assert board["matrix"]["scope"] == "all" and board["tasks"][t["bug"]]["origin"] == "pack"
+    assert own["matrix"] == {"scope": "own", "models": [], "tasks": [], "cells": []}  # the pack is not the user's code
+    assert (trust["sleepy"]["recall"], trust["sleepy"]["not_a_score_why"]) == (None, {"timeout": 2})
     cell = next(c for c in board["matrix"]["cells"] if c["task"] == t["control"] and c["alias"] == "no-fault")
     assert (cell["answers"], cell["good"], cell["latest"]) == (1, 1, "clean")
     assert board["tasks"][t["bug"]]["kind"] == "bug"

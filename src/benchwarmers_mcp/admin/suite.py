@@ -14,7 +14,7 @@ Each route is one entry in ``routes.TABLE`` (admin class, OpenAI error shape).
     GET  /api/suite/runs                  GET /api/suite/run?id=N    POST /api/suite/run/stop {id}
     GET  /api/suite/scores[?model=A]      per model: outcomes, not a score, recall and its interval
     GET  /api/suite/answers?model=&task=&run=&limit=
-    GET  /api/suite/board                 trust, bug hunt and the task x model matrix (the Benchmarks page)
+    GET  /api/suite/board[?matrix=all]    trust, bug hunt and the task x model matrix (the Benchmarks page)
 """
 
 from __future__ import annotations
@@ -240,8 +240,9 @@ async def answers(request: Request) -> Response:
 async def board(request: Request) -> Response:
     ctx = ctx_of(request)
     catalog = await library.load(ctx.settings.home)
-    tasks = {t.id: t.summary() for t in catalog.valid()}
-    data = stats.board(await suite_store.score_rows(ctx.db), tasks)
+    tasks = {e.id: e.summary() for e in catalog.entries.values() if e.task is not None}
+    everything = (request.query_params.get("matrix") or "own") == "all"
+    data = stats.board(await suite_store.score_rows(ctx.db), tasks, everything=everything)
     data["tasks"] = tasks
     return ok(data)
 
