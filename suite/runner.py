@@ -302,7 +302,7 @@ async def stop(ctx: Context, run: int) -> bool:
 BACKGROUND = RunPolicy(gap=120.0)  # the scheduler's pace: two minutes between calls on a connection
 
 
-async def scheduled(ctx: Context, free_only: bool, policy: RunPolicy = BACKGROUND) -> dict[str, Any] | None:
+async def scheduled(ctx: Context, free_only: bool = False, policy: RunPolicy = BACKGROUND) -> dict[str, Any] | None:
     """The scheduler's ``suite`` (one paid model) and ``suite-free`` (one free model) jobs: plan the
     next model's run and ask it to the end, at the background pace (``BACKGROUND``). None when
     there is no such model or nothing to ask."""
@@ -321,9 +321,14 @@ async def scheduled_free(ctx: Context, policy: RunPolicy = BACKGROUND) -> dict[s
     return await scheduled(ctx, free_only=True, policy=policy)
 
 
-async def for_model(ctx: Context, alias: str, limit_seconds: float, policy: RunPolicy = RunPolicy()) -> dict[str, Any]:
+ONBOARDING_LIMIT = 3600.0  # onboarding's cap on its suite step when it names none
+
+
+async def for_model(ctx: Context, alias: str, limit_seconds: float = ONBOARDING_LIMIT,
+                    policy: RunPolicy = RunPolicy()) -> dict[str, Any]:
     """Onboarding's suite step: up to six tasks for one model, within ``limit_seconds``; what is not
-    asked by then is left (the run is marked stopped, its answers kept)."""
+    asked by then is left (the run is marked stopped, its answers kept). ``scheduled(ctx)`` and
+    ``for_model(ctx, alias)`` are how the scheduler and onboarding call them by name."""
     try:
         run = await create(ctx, RunRequest(models=(alias,)), policy, "onboarding")
     except BenchError as e:

@@ -62,7 +62,8 @@ async def engine(settings: Settings, transport: httpx.AsyncBaseTransport | None 
     async with Database(settings.db_path) as db, httpx.AsyncClient(transport=transport) as client:
         keys = KeyStore(settings.config_dir, settings.env_keys)
         async with anyio.create_task_group() as tg:
-            yield Context(settings, db, keys, client, ModelCaller(db, keys, client, policy), tg)
+            yield Context(settings=settings, db=db, keys=keys, client=client,
+                          caller=ModelCaller(db, keys, client, policy), tg=tg, route_tuning=None)
             tg.cancel_scope.cancel()
 
 

@@ -109,3 +109,12 @@ async def test_scheduled_free_is_the_free_job(settings: Settings):
         assert done["request"]["next_free"] is True and done["request"]["next"] is False
         assert {i.alias for i in await suite_store.items(ctx.db, done["id"])} == {"free-one"}
 
+
+@pytest.mark.anyio
+async def test_the_scheduler_and_onboarding_call_by_name_with_the_context_alone(settings: Settings):
+    async with engine(settings) as ctx:
+        await add_models(ctx.db, {"free-one": "simulated/judge?say=no-fault"}, endpoint="sim", api="simulated")
+        assert await runner.scheduled(ctx) is None  # the paid job: no paid model on the bench
+        nothing = await runner.for_model(ctx, "nobody")  # onboarding's call, with the default time limit
+        assert nothing["state"] == "nothing" and "nobody" in nothing["note"]
+        assert await suite_store.runs(ctx.db) == []
