@@ -4,7 +4,7 @@ valid text (a lone surrogate in a prompt, a collection name, a verdict note, a n
 ``Infinity``, odd bytes in headers and queries, ``Content-Length`` with ``Transfer-Encoding``, too
 many or too large headers, a body that does not arrive in time, and a client that hangs up mid-body
 (logged as a hang-up, never as a failure). The app runs in-process with its lifespan; the same
-bounds on a real socket are in ``test_connection_bounds.py``."""
+bounds on a real socket are in ``e2e/test_connection_bounds.py``."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ import pytest
 from benchwarmers_mcp import routes
 from benchwarmers_mcp.errors import BadRequest, BenchError, HeadersTooLarge, RequestTimeout
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import app_client, expected_shape, skeleton
-from tests.test_mcp_http import seed_bench_async
+from tests.kits.mcp import seed_bench_async
+from tests.kits.security import app_client, expected_shape, skeleton
 
 pytestmark = pytest.mark.anyio
 

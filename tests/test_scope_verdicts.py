@@ -13,14 +13,13 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, verdicts
-from tests.test_mcp_http import INITIALIZE, MCP_HEADERS, seed_bench
-from tests.test_mcp_pending import write_transcript
+from tests.kits.loopback import Loopback
+from tests.kits.mcp import mcp_client, seed_bench, write_transcript
+from tests.test_mcp_http import INITIALIZE, MCP_HEADERS
 
 pytestmark = pytest.mark.anyio
 
@@ -47,48 +46,48 @@ def auth(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
-def panel_calls(base: str, secret: str, collection: str) -> list[str]:
+def panel_calls(http: httpx.Client, base: str, secret: str, collection: str) -> list[str]:
     """Ask ``collection`` with ``secret``; the answered seats' call ids."""
-    response = httpx.post(base + "/v1/chat/completions", headers=auth(secret), timeout=60, json={
+    response = http.post(base + "/v1/chat/completions", headers=auth(secret), timeout=60, json={
         "model": f"bench/{collection}", "messages": [{"role": "user", "content": "Where can this go stale?"}]})
     assert response.status_code == 200, response.text
     return [s["call"] for s in response.json()["bench"]["seats"] if s["status"] in ("ok", "empty")]
 
 
 def test_http_verdict_record_and_pending_hold_to_the_key_scope(keys: dict[str, str], gateway: str,
-                                                                 home: Path) -> None:
-    shaky_calls = panel_calls(gateway, keys["shaky"], "shaky")
-    core_calls = panel_calls(gateway, keys["core"], "core")
+                                                                 home: Path, http: httpx.Client) -> None:
+    shaky_calls = panel_calls(http, gateway, keys["shaky"], "shaky")
+    core_calls = panel_calls(http, gateway, keys["core"], "core")
     assert shaky_calls and core_calls
 
     # a verdict on another collection's call: 403, nothing written, the collection not named
-    refused = httpx.post(gateway + "/bench/verdict", headers=auth(keys["core"]),
+    refused = http.post(gateway + "/bench/verdict", headers=auth(keys["core"]),
                          json={"call": shaky_calls[0], "useful": False, "note": "not mine to judge"})
     assert refused.status_code == 403, refused.text
     message = refused.json()["error"]["message"]
     assert "core-key" in message and "bench/core" in message and "shaky" not in message
-    mine = httpx.post(gateway + "/bench/verdict", headers=auth(keys["core"]),
+    mine = http.post(gateway + "/bench/verdict", headers=auth(keys["core"]),
                       json={"call": core_calls[0], "useful": True})
     assert mine.status_code == 200 and mine.json()["written"] is True
 
     # the record of another collection: 403; its own, and an unscoped key's view of any: 200
-    assert httpx.get(gateway + "/bench/record", headers=auth(keys["core"]),
+    assert http.get(gateway + "/bench/record", headers=auth(keys["core"]),
                      params={"collection": "bench/shaky"}).status_code == 403
-    assert httpx.get(gateway + "/bench/record", headers=auth(keys["core"]),
+    assert http.get(gateway + "/bench/record", headers=auth(keys["core"]),
                      params={"collection": "shaky:merged"}).status_code == 403
-    own = httpx.get(gateway + "/bench/record", headers=auth(keys["core"]), params={"collection": "core"})
+    own = http.get(gateway + "/bench/record", headers=auth(keys["core"]), params={"collection": "core"})
     assert own.status_code == 200 and sum(a["judged"] for a in own.json()["aliases"].values()) == 1
-    assert httpx.get(gateway + "/bench/record", headers=auth(keys["all"]),
+    assert http.get(gateway + "/bench/record", headers=auth(keys["all"]),
                      params={"collection": "shaky"}).status_code == 200
 
     # pending: another collection's calls are left out, as if they did not exist
     asked = shaky_calls + core_calls
-    seen_by_core = httpx.post(gateway + "/bench/pending", headers=auth(keys["core"]), json={"calls": asked})
+    seen_by_core = http.post(gateway + "/bench/pending", headers=auth(keys["core"]), json={"calls": asked})
     assert seen_by_core.status_code == 200
     assert seen_by_core.json()["pending"] == core_calls[1:]
-    seen_by_shaky = httpx.post(gateway + "/bench/pending", headers=auth(keys["shaky"]), json={"calls": asked})
+    seen_by_shaky = http.post(gateway + "/bench/pending", headers=auth(keys["shaky"]), json={"calls": asked})
     assert seen_by_shaky.json()["pending"] == shaky_calls
-    seen_by_all = httpx.post(gateway + "/bench/pending", headers=auth(keys["all"]), json={"calls": asked})
+    seen_by_all = http.post(gateway + "/bench/pending", headers=auth(keys["all"]), json={"calls": asked})
     assert seen_by_all.json()["pending"] == shaky_calls + core_calls[1:]
 
     async def lines() -> list[verdicts.VerdictLine]:
@@ -99,26 +98,26 @@ def test_http_verdict_record_and_pending_hold_to_the_key_scope(keys: dict[str, s
     assert [(line.verdict.call, line.key_name) for line in written] == [(core_calls[0], "core-key")]
 
 
-def test_remind_leaves_out_other_collections(keys: dict[str, str], gateway: str) -> None:
-    shaky_calls = panel_calls(gateway, keys["shaky"], "shaky")
-    response = httpx.post(gateway + "/bench/remind", headers=auth(keys["core"]),
+def test_remind_leaves_out_other_collections(keys: dict[str, str], gateway: str, http: httpx.Client) -> None:
+    shaky_calls = panel_calls(http, gateway, keys["shaky"], "shaky")
+    response = http.post(gateway + "/bench/remind", headers=auth(keys["core"]),
                           json={"session": "s1", "calls": shaky_calls})
     assert response.status_code == 200 and response.json()["due"] == []
     # not marked as reminded for the key that may judge them
-    response = httpx.post(gateway + "/bench/remind", headers=auth(keys["shaky"]),
+    response = http.post(gateway + "/bench/remind", headers=auth(keys["shaky"]),
                           json={"session": "s1", "calls": shaky_calls})
     assert response.json()["due"] == shaky_calls
 
 
-async def mcp_calls(base: str, secret: str, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
-    async with httpx2.AsyncClient(headers=auth(secret), timeout=httpx2.Timeout(30, read=120)) as http, \
-            Client(streamable_http_client(base + "/mcp", http_client=http), mode="legacy") as client:
+async def mcp_calls(net: Loopback, base: str, secret: str, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    async with mcp_client(net, base + "/mcp", mode="legacy", headers=auth(secret),
+                          timeout=httpx2.Timeout(30, read=120)) as client:
         return [await client.call_tool(name, args) for name, args in calls]
 
 
 async def test_mcp_verdict_and_pending_hold_to_the_key_scope(keys: dict[str, str], gateway: str,
-                                                             tmp_path: Path) -> None:
-    (asked,) = await mcp_calls(gateway, keys["shaky"], ("ask", {"collection": "shaky", "prompt": "Review."}))
+                                                             tmp_path: Path, net: Loopback) -> None:
+    (asked,) = await mcp_calls(net, gateway, keys["shaky"], ("ask", {"collection": "shaky", "prompt": "Review."}))
     assert not asked.is_error
     block = json.loads(asked.content[1].text.partition("\n")[2])
     shaky_calls = [s["call"] for s in block["seats"] if s["status"] == "ok"]
@@ -127,31 +126,32 @@ async def test_mcp_verdict_and_pending_hold_to_the_key_scope(keys: dict[str, str
     write_transcript(transcript, [asked])
 
     judged, pending = await mcp_calls(
-        gateway, keys["core"], ("verdict", {"call": shaky_calls[0], "useful": True}),
+        net, gateway, keys["core"], ("verdict", {"call": shaky_calls[0], "useful": True}),
         ("pending_verdicts", {"session": "s1", "transcript": str(transcript)}))
     assert judged.is_error
     assert judged.content[0].text.startswith("Benchwarmers refused verdict (403)")
     assert not pending.is_error and pending.content[0].text == "", "another collection's seats are not named"
 
-    (own,) = await mcp_calls(gateway, keys["shaky"], ("pending_verdicts",
+    (own,) = await mcp_calls(net, gateway, keys["shaky"], ("pending_verdicts",
                                                       {"session": "s1", "transcript": str(transcript)}))
     assert all(call in own.content[0].text for call in shaky_calls)
 
 
-def test_an_mcp_session_belongs_to_the_key_that_opened_it(keys: dict[str, str], gateway: str) -> None:
-    opened = httpx.post(gateway + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **auth(keys["core"])})
+def test_an_mcp_session_belongs_to_the_key_that_opened_it(keys: dict[str, str], gateway: str,
+                                                          http: httpx.Client) -> None:
+    opened = http.post(gateway + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **auth(keys["core"])})
     assert opened.status_code == 200
     session = opened.headers["mcp-session-id"]
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
     headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
 
     for other in (keys["shaky"], keys["all"]):
-        stolen = httpx.post(gateway + "/mcp", json=listing, headers={**headers, **auth(other)})
+        stolen = http.post(gateway + "/mcp", json=listing, headers={**headers, **auth(other)})
         assert stolen.status_code == 404, stolen.text  # as if the session did not exist
         assert "tools" not in stolen.text
-        assert httpx.delete(gateway + "/mcp", headers={**headers, **auth(other)}).status_code == 404
-    anonymous = httpx.post(gateway + "/mcp", json=listing, headers=headers)
+        assert http.delete(gateway + "/mcp", headers={**headers, **auth(other)}).status_code == 404
+    anonymous = http.post(gateway + "/mcp", json=listing, headers=headers)
     assert anonymous.status_code == 401
 
-    owner = httpx.post(gateway + "/mcp", json=listing, headers={**headers, **auth(keys["core"])})
+    owner = http.post(gateway + "/mcp", json=listing, headers={**headers, **auth(keys["core"])})
     assert owner.status_code == 200 and "list_collections" in owner.text, "the owner's session outlived the attempts"

@@ -5,10 +5,6 @@ wording, with a name that would do."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +18,15 @@ from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
-from tests.security_kit import app_client
+from tests.kits import cli as kit
+from tests.kits.cli import Bench
+from tests.kits.security import app_client
 
-BENCH = shutil.which("bench", path=str(Path(sys.executable).parent))
+bench = kit.bench  # the fixture: a ``bench`` command in-process, against the test's loopback
 NAME_RULE = "lower-case letters, digits and dashes, starting with a letter or digit, 2 to 32 characters"
 ALIAS_RULE = ("lower-case letters, digits, dashes, dots and underscores, starting with a letter or digit, "
               "at most 64 characters")
 VALIDATOR_WORDS = ("^", "$", "{", "String should", "Value error", "pattern", "match")
-
-
-def bench(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWARMERS_", "BENCH_"))}
-    env["BENCHWARMERS_URL"] = url
-    return subprocess.run([str(BENCH), *args], input="", capture_output=True, text=True, env=env, timeout=60)
 
 
 def says_the_rule(message: str, rule: str = NAME_RULE) -> None:
@@ -43,7 +35,7 @@ def says_the_rule(message: str, rule: str = NAME_RULE) -> None:
         assert word not in message.replace(rule, ""), (word, message)
 
 
-def test_ask_with_a_prompt_and_no_collection_says_how_to_ask() -> None:
+def test_ask_with_a_prompt_and_no_collection_says_how_to_ask(bench: Bench) -> None:
     done = bench("http://127.0.0.1:9", "ask", "hi")  # refused before any server is called
     assert done.returncode == 2, done.stderr
     assert 'bench ask <collection> "hi"' in done.stderr and "'hi' was read as the collection" in done.stderr
@@ -51,7 +43,7 @@ def test_ask_with_a_prompt_and_no_collection_says_how_to_ask() -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_endpoint_add_without_base_says_to_give_one(gateway: str) -> None:
+def test_endpoint_add_without_base_says_to_give_one(gateway: str, bench: Bench) -> None:
     done = bench(gateway, "endpoint", "add", "groq")
     assert done.returncode == 2, done.stderr
     assert "bench endpoint add groq --base https://" in done.stderr
@@ -106,7 +98,7 @@ async def test_the_store_and_the_key_maker_say_the_same(home: Path) -> None:
             says_the_rule(refused.value.message, rule)
 
 
-def test_the_cli_shows_the_rule(gateway: str) -> None:
+def test_the_cli_shows_the_rule(gateway: str, bench: Bench) -> None:
     for args in (("key", "create", "CI"), ("collection", "save", "My Core", "--description", "mine")):
         done = bench(gateway, *args)
         assert done.returncode == 1, done.stderr

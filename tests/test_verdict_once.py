@@ -1,10 +1,9 @@
 """The same verdict twice writes nothing, even when sent at once: many identical verdicts through the
-HTTP API, in one process or two on one data folder, leave exactly one line in the verdict log. And an
+HTTP API leave exactly one line in the verdict log (two processes: ``e2e/test_verdict_processes.py``). And an
 admin token of whitespace is refused like a short one, while spaces around a good one are ignored."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -14,9 +13,8 @@ import pytest
 from benchwarmers_mcp.access.policy import startup_problems
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, verdicts
-from tests.security_kit import ADMIN_TOKEN, app_client, bearer
-from tests.servers import spawn_server
-from tests.test_mcp_http import seed_bench, seed_bench_async
+from tests.kits.mcp import seed_bench_async
+from tests.kits.security import ADMIN_TOKEN, app_client, bearer
 
 ASK = {"model": "bench/core", "messages": [{"role": "user", "content": "Where can this go stale?"}]}
 
@@ -50,24 +48,6 @@ async def test_concurrent_identical_verdicts_write_one_line(home: Path, settings
     assert sum(a.json()["written"] for a in answers) == 2
     lines = await log_of(home)
     assert [(line.verdict.call, line.verdict.useful) for line in lines] == [(call, True), (call, False)]
-
-
-@pytest.mark.e2e
-def test_concurrent_identical_verdicts_through_two_processes_write_one_line(home: Path) -> None:
-    seed_bench(home)
-    with spawn_server(home) as a, spawn_server(home) as b:
-        call = httpx.post(a + "/v1/chat/completions", json=ASK, timeout=60).json()["bench"]["seats"][0]["call"]
-        verdict = {"call": call, "useful": False, "note": "wrong about the lock"}
-
-        def send(base: str) -> bool:
-            with httpx.Client(base_url=base, timeout=60) as http:
-                return [http.post("/bench/verdict", json=verdict).json()["written"] for _ in range(10)].count(True)
-
-        with ThreadPoolExecutor(8) as pool:
-            written = sum(pool.map(send, [a, b] * 4))
-    assert written == 1
-    lines = anyio.run(log_of, home)
-    assert [(line.verdict.call, line.verdict.note) for line in lines] == [(call, "wrong about the lock")]
 
 
 def test_an_admin_token_of_whitespace_is_refused_like_a_short_one(settings: Settings) -> None:

@@ -121,6 +121,10 @@ class Settings:
     body_timeout: float = 120.0
     max_head_bytes: int = 32 * 1024
     max_headers: int = 100
+    catalog_models_dev_url: str = "https://models.dev/api.json"  # catalog refresh feeds ('' leaves one out)
+    catalog_openrouter_url: str = "https://openrouter.ai/api/v1/models"
+    catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
+    catalog_timeout: float = 60.0
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -146,6 +150,10 @@ class Settings:
             keep_alive_timeout=read.seconds("BENCH_KEEP_ALIVE_TIMEOUT", 5.0),
             head_timeout=read.seconds("BENCH_HEAD_TIMEOUT", 10.0),
             body_timeout=read.seconds("BENCH_BODY_TIMEOUT", 120.0),
+            catalog_models_dev_url=env.get("BENCH_CATALOG_MODELS_DEV_URL", "https://models.dev/api.json").strip(),
+            catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
+                                           "https://openrouter.ai/api/v1/models").strip(),
+            catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
             env_keys=keys,
         )
         if read.problems:

@@ -53,7 +53,9 @@ def run_server_command(argv: list[str]) -> int:
     try:
         settings = Settings.from_env()
     except BadSettings as e:
-        return server.refuse(f"refusing to start: {e}", 2)
+        for problem in e.problems:  # one whole line per reason, as for every other refusal to start
+            server.refuse(f"refusing to start: {problem}")
+        return 2
 
     if command == "init":
         return server.init(args.folder, settings)

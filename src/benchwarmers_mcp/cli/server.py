@@ -94,11 +94,13 @@ async def _open_store(settings: Settings, prepare: Prepare | None) -> None:
 def start(settings: Settings, prepare: Prepare | None = None, *, announce: str = "") -> int:
     """Check everything, bind, make the data folder and the store, then serve until stopped."""
     from benchwarmers_mcp.access.access_log import to_stderr
-    from benchwarmers_mcp.app import create_app
 
     problems = _settings_problems(settings)
     if problems:
-        return refuse("refusing to start: " + "; ".join(problems), 2)
+        # One whole line per reason: a container log or a host's log viewer shows each line alone.
+        for problem in problems:
+            refuse(f"refusing to start: {problem}")
+        return 2
     problem = folder_problem(settings.home)
     if problem:
         return refuse(problem)
@@ -106,6 +108,8 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         sock = bind_socket(settings)
     except ListenError as e:
         return refuse(str(e))
+    from benchwarmers_mcp.app import create_app  # after the checks: a refusal never loads the whole app
+
     try:
         make_folder(settings.home)
         anyio.run(_open_store, settings, prepare)
