@@ -350,8 +350,8 @@ def _turn_envelope(reply: Reply, turn: RouteTurn, answer: Answer, box: Toolbox) 
     return {**envelope, **finish}
 
 
-def turn_response(turn: RouteTurn, ask: Ask, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
-    return _turn_envelope(Reply(ask, body), turn, answer, parse_tools(body)[0])
+def turn_response(turn: RouteTurn, ask: Ask, body: dict[str, Any], answer: Answer, box: Toolbox) -> dict[str, Any]:
+    return _turn_envelope(Reply(ask, body), turn, answer, box)
 
 
 def _tool_events(reply: Reply, call: ToolCall, index: int, box: Toolbox) -> list[bytes]:
@@ -371,7 +371,8 @@ def _tool_events(reply: Reply, call: ToolCall, index: int, box: Toolbox) -> list
     return [*frames, reply.event("response.output_item.done", output_index=index, item=final)]
 
 
-async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
+async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], box: Toolbox,
+                      keepalive: float) -> AsyncIterator[bytes]:
     reply = Reply(ask, body)
     for frame in reply.started():
         yield frame
@@ -386,7 +387,7 @@ async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive
                     yield frame
             sent.append(piece)
             yield reply.text_delta(piece)
-        answer, box = turn.answer, parse_tools(body)[0]
+        answer = turn.answer
         if sent:
             for frame in reply.text_closed("".join(sent)):
                 yield frame
@@ -401,12 +402,13 @@ async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive
 
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
                         request: Request) -> Response:
+    box = parse_tools(body)[0]  # the names' origins, to map the member's calls back (the Ask keeps names only)
     turn = await face.begin(ctx, ask, collection, request)
-    turn.dropped_tools = parse_tools(body)[0].dropped
+    turn.dropped_tools = box.dropped
     if ask.stream:
-        return face.streaming(turn, stream_turn(turn, ask, body, ctx.settings.keepalive), "text/event-stream",
+        return face.streaming(turn, stream_turn(turn, ask, body, box, ctx.settings.keepalive), "text/event-stream",
                               SSE_HEADERS)
-    return JSONResponse(turn_response(turn, ask, body, await turn.collect()), headers=face.route_headers(turn))
+    return JSONResponse(turn_response(turn, ask, body, await turn.collect(), box), headers=face.route_headers(turn))
 
 
 # ---- errors and the handler --------------------------------------------------------------------
