@@ -88,6 +88,29 @@ def test_codex_request_parses_into_the_member_s_tools_and_conversation() -> None
         "arguments": "{}", "status": "completed"}
 
 
+def test_codex_tool_search_round_offers_the_tools_it_found() -> None:
+    """Captured from Codex 0.171 with a model it knows (`-m gpt-5.5`): MCP tools deferred behind its
+    own client-run tool search, and the search's output bringing them in."""
+    body = {"model": "bench/codex:route", "tools": [
+        {"type": "tool_search", "execution": "client", "description": "# Tool discovery",
+         "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
+        {"type": "web_search", "external_web_access": False, "search_content_types": ["text", "image"]}],
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "do it"}]},
+            {"type": "tool_search_call", "id": "ts_1", "call_id": "call_ts_1", "status": "completed",
+             "execution": "client", "arguments": {"query": "write a marker file"}},
+            {"type": "tool_search_output", "id": "tso_1", "call_id": "call_ts_1", "status": "completed",
+             "execution": "client", "tools": [{"type": "namespace", "name": "mcp__probe",
+                                               "description": "Tools in the mcp__probe namespace.", "tools": [
+                 {"type": "function", "name": "write_marker", "description": "Write text to a file at path.",
+                  "strict": False, "defer_loading": True, "parameters": {"type": "object", "properties": {}}}]}]}]}
+    ask = responses.parse(body)
+    assert [t.name for t in ask.tools] == ["tool_search", "mcp__probe__write_marker"]
+    assert ask.messages[1].tool_calls == (ToolCall("call_ts_1", "tool_search", '{"query": "write a marker file"}'),)
+    assert json.loads(ask.messages[2].tool_results[0].content) == {"tools_found": [
+        {"name": "mcp__probe__write_marker", "description": "Write text to a file at path."}]}
+
+
 @pytest.mark.parametrize(("choice", "expected"), [
     ({"type": "function", "name": "write_marker"}, {"type": "function", "function": {"name": "mcp__probe__write_marker"}}),
     ({"type": "web_search_preview"}, "auto"),
