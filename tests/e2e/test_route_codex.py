@@ -25,7 +25,7 @@ from tests.fakes.mcp_scribe import LONG_NAME
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.test_route_kit import read, route_server, said, seed_members, tool_call
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / "node_modules" / ".bin" / "codex"
 SCRIBE = ROOT / "tests" / "fakes" / "mcp_scribe.py"
 DOCUMENTED_PORT = "http://127.0.0.1:8122"
