@@ -21,7 +21,8 @@ from benchwarmers_mcp.gateway import responses, responses_tools
 from benchwarmers_mcp.messages import ToolCall
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.loopback import Loopback
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 OUTPUT_ITEM: TypeAdapter[Any] = TypeAdapter(ResponseOutputItem)
 LONG_TOOL = "write_the_given_text_into_a_file_in_the_working_folder"
@@ -163,9 +164,10 @@ ALL_KINDS = [
 
 
 @pytest.fixture
-def oa(settings: Settings, home: Path, upstream: str):
+def oa(settings: Settings, home: Path, upstream: str, net: Loopback):
     seed_members(home, upstream, {"alpha": "alpha"}, {"codex": ["alpha"]})
-    with route_server(settings) as base, openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0) as client:
+    with route_server(net, settings) as base, openai.OpenAI(http_client=net.client2(), base_url=base + "/v1",
+                                                            api_key="x", max_retries=0) as client:
         yield client
 
 

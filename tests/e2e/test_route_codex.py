@@ -23,7 +23,7 @@ from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import routes
 from tests.fakes.mcp_scribe import LONG_NAME
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import read, route_server, said, seed_members, tool_call
+from tests.kits.route import read, route_server_on_socket, said, seed_members, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / "node_modules" / ".bin" / "codex"
@@ -93,6 +93,9 @@ def worker(work: Path, secret: str):
     return reply
 
 
+pytestmark = pytest.mark.e2e
+
+
 @pytest.fixture
 def refusing_proxy():
     """A loopback port that is bound but never listens: every connection to it is refused."""
@@ -101,7 +104,6 @@ def refusing_proxy():
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-@pytest.mark.e2e
 def test_codex_exec_runs_namespaced_and_shortened_tools_through_a_route_turn(
         settings: Settings, home: Path, upstream: str, fake: FakeUpstream, tmp_path: Path,
         refusing_proxy: str) -> None:
@@ -111,7 +113,7 @@ def test_codex_exec_runs_namespaced_and_shortened_tools_through_a_route_turn(
     work.mkdir()
     fake.responders["alpha"] = worker(work, secret)
     seed_members(home, upstream, {"alpha": "alpha"}, {"core": ["alpha"]}, max_output=8192)
-    with route_server(settings) as base:
+    with route_server_on_socket(settings) as base:
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CODEX_HOME": str(codex_home(tmp_path, base)),
                "BENCH_API_KEY": "local", "HTTPS_PROXY": refusing_proxy, "HTTP_PROXY": refusing_proxy,
                "ALL_PROXY": refusing_proxy, "NO_PROXY": "127.0.0.1,localhost"}
