@@ -127,9 +127,11 @@ async def test_content_length_with_transfer_encoding_is_refused(client: httpx.As
                                                                path: str) -> None:
     app = client.asgi_app  # type: ignore[attr-defined]
     headers = [*HOST, *JSON, (b"content-length", b"2"), (b"transfer-encoding", b"chunked")]
-    status, sent = await asgi(app, method, path, headers, [(b"{}", False)])
+    status, sent, head = await asgi_head(app, method, path, headers, [(b"{}", False)])
     assert status == 400, (path, sent)
     assert skeleton(json.loads(sent)) == expected_shape(path, BadRequest("x"))
+    assert b"Content-Length and Transfer-Encoding" in sent, (path, sent)  # the guard's refusal, not the route's
+    assert (b"connection", b"close") in head, (path, head)
 
 
 @pytest.mark.parametrize(("method", "path"), TARGETS)
@@ -146,6 +148,14 @@ async def asgi(app: Any, method: str, path: str, headers: list[tuple[bytes, byte
     """One request straight to the ASGI app, its body sent as ``pieces`` (bytes, more_body), and
     after them ``then``: ``disconnect`` (the client hangs up) or ``wait`` (it never sends again).
     Returns the status (0 when nothing was sent) and the body."""
+    status, body, _ = await asgi_head(app, method, path, headers, pieces, then)
+    return status, body
+
+
+async def asgi_head(app: Any, method: str, path: str, headers: list[tuple[bytes, bytes]],
+                    pieces: list[tuple[bytes, bool]], then: str = "disconnect",
+                    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """``asgi``, with the response's headers (lower-cased names) too."""
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
              "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
              "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8122)}
@@ -164,8 +174,9 @@ async def asgi(app: Any, method: str, path: str, headers: list[tuple[bytes, byte
 
     with anyio.fail_after(30):
         await app(scope, receive, send)
-    status = next((m["status"] for m in sent if m["type"] == "http.response.start"), 0)
-    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    start = next((m for m in sent if m["type"] == "http.response.start"), {})
+    head = [(bytes(k).lower(), bytes(v)) for k, v in start.get("headers", [])]
+    return start.get("status", 0), b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"), head
 
 
 POSTS = [(m, p) for m, p in TARGETS if m == "POST"]

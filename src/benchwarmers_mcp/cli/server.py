@@ -98,8 +98,8 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
     problems = _settings_problems(settings)
     if problems:
         # One whole line per reason: a container log or a host's log viewer shows each line alone.
-        for problem in problems:
-            refuse(f"refusing to start: {problem}")
+        for reason in problems:
+            refuse(f"refusing to start: {reason}")
         return 2
     problem = folder_problem(settings.home)
     if problem:
