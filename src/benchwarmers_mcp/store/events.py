@@ -1,0 +1,218 @@
+"""The live feed: the append-only ``events`` table and the watcher that tails it.
+
+Triggers (``migrations.web_001_events``) add one ``events`` row inside the very statement that
+writes a seat, a panel, a verdict, a change-log line, an alert or a route turn, so an event
+commits exactly when the thing it announces does, whichever process wrote it.
+
+One :class:`Feed` per process tails the table on its own read-only connection (WAL: it never
+waits on a writer) and fans each batch out to its subscribers, the dashboard's server-sent-event
+streams. It reads only while someone listens: one indexed range read (``id > ?``) every
+``interval`` seconds, which finds nothing most of the time. A subscriber that falls behind is
+dropped; it comes back with its last id and is replayed from the table (ids never repeat:
+``AUTOINCREMENT``). Rows older than a day are pruned.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import aiosqlite
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from benchwarmers_mcp.store.db import Database
+
+log = logging.getLogger("benchwarmers.events")
+
+KEEP_SECONDS = 86_400.0  # how long a row stays for replay
+PRUNE_EVERY = 600.0
+BATCH = 500
+REPLAY_LIMIT = 2_000  # further behind than this, a subscriber is told to reload instead
+QUEUE = 256  # batches a subscriber may have waiting before it is dropped
+
+
+class Reader(Protocol):
+    async def fetchall(self, sql: str, params: Sequence[Any] = ...) -> list[sqlite3.Row]: ...
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    at: float
+    kind: str
+    subject: str
+    ref: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "at": self.at, "kind": self.kind, "subject": self.subject, "ref": self.ref}
+
+
+async def after(db: Reader, last: int, limit: int = BATCH) -> list[Event]:
+    rows = await db.fetchall("SELECT id, at, kind, subject, ref FROM events WHERE id > ? ORDER BY id LIMIT ?",
+                             (last, limit))
+    return [Event(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+async def head(db: Reader) -> int:
+    rows = await db.fetchall("SELECT MAX(id) FROM events")
+    return int(rows[0][0] or 0) if rows else 0
+
+
+async def prune(db: Database, before: float) -> int:
+    return await db.write("DELETE FROM events WHERE at < ?", (before,))
+
+
+class _ReadOnly:
+    """A read-only connection of the feed's own, so tailing never queues behind the writer."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return list(await self.conn.execute_fetchall(sql, params))
+
+
+class Subscription:
+    """One listener: batches in id order, each event once, from ``cursor`` on."""
+
+    def __init__(self, cursor: int) -> None:
+        self.cursor = cursor
+        self.reset = False  # set when the listener was too far behind to replay
+        self.pending: list[Event] = []  # replayed from the table, delivered before anything queued
+        streams = anyio.create_memory_object_stream[list[Event]](QUEUE)
+        self._send: MemoryObjectSendStream[list[Event]] = streams[0]
+        self._receive: MemoryObjectReceiveStream[list[Event]] = streams[1]
+
+    def offer(self, batch: list[Event]) -> None:
+        try:
+            self._send.send_nowait(batch)
+        except anyio.WouldBlock:
+            self._send.close()  # too slow: the stream ends and the browser resumes from its last id
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    def _fresh(self, batch: list[Event]) -> list[Event]:
+        fresh = [e for e in batch if e.id > self.cursor]
+        if fresh:
+            self.cursor = fresh[-1].id
+        return fresh
+
+    async def next(self, timeout: float | None) -> list[Event] | None:
+        """The next fresh batch; ``[]`` when ``timeout`` passed idle; None when the feed dropped it."""
+        if self.pending:
+            fresh, self.pending = self._fresh(self.pending), []
+            if fresh:
+                return fresh
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
+            while True:
+                try:
+                    batch = await self._receive.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return None
+                fresh = self._fresh(batch)
+                if fresh:
+                    return fresh
+        return []
+
+    def close(self) -> None:
+        self._send.close()
+        self._receive.close()
+
+
+class Feed:
+    """The per-process watcher. Enter it, start ``run()`` in a task group, then ``subscribe()``."""
+
+    def __init__(self, path: Path, writer: Database, interval: float = 0.25) -> None:
+        self.path = path
+        self.writer = writer
+        self.interval = interval
+        self.last = 0
+        self._subs: set[Subscription] = set()
+        self._reader: _ReadOnly | None = None
+
+    @property
+    def listeners(self) -> int:
+        return len(self._subs)
+
+    async def __aenter__(self) -> Feed:
+        conn = await aiosqlite.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+        await conn.execute("PRAGMA busy_timeout=5000")
+        self._reader = _ReadOnly(conn)
+        self.last = await head(self._reader)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for sub in list(self._subs):
+            sub.close()
+        self._subs.clear()
+        if self._reader is not None:
+            await self._reader.conn.close()
+            self._reader = None
+
+    @property
+    def reader(self) -> _ReadOnly:
+        if self._reader is None:
+            raise RuntimeError("the event feed is not open")
+        return self._reader
+
+    async def head(self) -> int:
+        return await head(self.reader)
+
+    async def run(self) -> None:
+        """Tail the table while anyone listens; prune it now and then. Runs until cancelled."""
+        pruned = time.monotonic()
+        while True:
+            await anyio.sleep(self.interval)
+            try:
+                if self._subs:
+                    await self._tail()
+                if time.monotonic() - pruned > PRUNE_EVERY:
+                    pruned = time.monotonic()
+                    await prune(self.writer, time.time() - KEEP_SECONDS)
+            except (sqlite3.Error, ValueError):  # a locked or closing file: try again next round
+                log.warning("the event feed could not read the store", exc_info=True)
+
+    async def _tail(self) -> None:
+        while True:
+            batch = await after(self.reader, self.last)
+            if not batch:
+                return
+            self.last = batch[-1].id
+            for sub in list(self._subs):
+                sub.offer(batch)
+            if len(batch) < BATCH:
+                return
+
+    @asynccontextmanager
+    async def subscribe(self, since: int | None = None) -> AsyncIterator[Subscription]:
+        """A listener from ``since`` (replayed from the table), else from now."""
+        now = await self.head()
+        if not self._subs:
+            self.last = max(self.last, now)
+        sub = Subscription(now if since is None or since > now else since)
+        self._subs.add(sub)
+        try:
+            if sub.cursor < now:
+                await self._replay(sub, now)
+            yield sub
+        finally:
+            self._subs.discard(sub)
+            sub.close()
+
+    async def _replay(self, sub: Subscription, now: int) -> None:
+        if now - sub.cursor > REPLAY_LIMIT:
+            sub.reset, sub.cursor = True, now
+            return
+        while True:
+            batch = await after(self.reader, sub.pending[-1].id if sub.pending else sub.cursor)
+            sub.pending += batch
+            if len(batch) < BATCH:
+                return

@@ -1,0 +1,80 @@
+"""Figures for the dashboard's charts and roster, and ``GET /api/stats/*``.
+
+Days are UTC days (``t / 86400`` whole), counted from the ledger's ``t``; the verdict figures
+use the latest verdict on each call, on panel seats and route calls alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchwarmers_mcp.store.db import Database
+
+DAY = 86_400
+
+COUNTS = {
+    "endpoints": "SELECT COUNT(*) FROM endpoints",
+    "models": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL",
+    "retired": "SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL",
+    "collections": "SELECT COUNT(*) FROM collections",
+    "panels": "SELECT COUNT(*) FROM panels",
+    "conversations": "SELECT COUNT(*) FROM route_conversations",
+    "seats": "SELECT COUNT(*) FROM seats",
+    "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
+    "owed": "SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty') AND call NOT IN (SELECT call FROM verdicts)",
+    "alerts": "SELECT COUNT(*) FROM alerts WHERE cleared_at IS NULL",
+    "gateway_keys": "SELECT COUNT(*) FROM gateway_keys",
+}
+
+
+async def counts(db: Database) -> dict[str, int]:
+    """Every count in one statement: one read, one consistent snapshot."""
+    row = await db.fetchone("SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items()))
+    assert row is not None
+    return {name: int(row[name]) for name in COUNTS}
+
+
+async def usage_by_day(db: Database, now: float, days: int = 30) -> dict[str, Any]:
+    """Requests and tokens per connection per UTC day for the last ``days`` days (today included)."""
+    first = int(now // DAY) - days + 1
+    rows = await db.fetchall(
+        "SELECT CAST(t / 86400 AS INTEGER) AS day, connection, COUNT(*) AS requests,"
+        " SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out FROM usage"
+        " WHERE t >= ? GROUP BY day, connection ORDER BY day, connection", (first * DAY,))
+    connections = sorted({r["connection"] for r in rows})
+    table = {(r["day"], r["connection"]): r for r in rows}
+    out_days = []
+    for day in range(first, first + days):
+        cells = {}
+        for c in connections:
+            r = table.get((day, c))
+            cells[c] = {"requests": r["requests"] if r else 0,
+                        "tokens": (r["tokens_in"] or 0) + (r["tokens_out"] or 0) if r else 0}
+        out_days.append({"day": day * DAY, "connections": cells})
+    return {"connections": connections, "days": out_days}
+
+
+async def helped(db: Database) -> dict[str, dict[str, int]]:
+    """Per alias: useful and judged, from the latest verdict on each of its calls (panels and routes)."""
+    rows = await db.fetchall(
+        "SELECT c.alias, SUM(v.useful) AS useful, COUNT(*) AS judged FROM verdicts v"
+        " JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
+        " JOIN (SELECT call, alias FROM seats UNION ALL SELECT call, alias FROM route_calls) c ON c.call = v.call"
+        " GROUP BY c.alias")
+    return {r["alias"]: {"useful": int(r["useful"] or 0), "judged": int(r["judged"])} for r in rows}
+
+
+async def last_answers(db: Database) -> dict[str, float]:
+    """Per alias: when it last answered (a panel seat or a route turn that came back ok)."""
+    rows = await db.fetchall(
+        "SELECT alias, MAX(at) FROM (SELECT alias, at FROM seats WHERE status = 'ok'"
+        " UNION ALL SELECT alias, at FROM route_turns WHERE status = 'ok' AND alias IS NOT NULL) GROUP BY alias")
+    return {r[0]: r[1] for r in rows}
+
+
+async def answers(db: Database) -> dict[str, int]:
+    """Per alias: how many calls it has answered on panels and route turns (any outcome)."""
+    rows = await db.fetchall(
+        "SELECT alias, COUNT(*) FROM (SELECT alias FROM seats"
+        " UNION ALL SELECT alias FROM route_turns WHERE alias IS NOT NULL) GROUP BY alias")
+    return {r[0]: r[1] for r in rows}
