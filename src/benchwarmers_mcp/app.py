@@ -15,9 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import __version__
+from benchwarmers_mcp import __version__, web
 from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.admin import api as admin_api
+from benchwarmers_mcp.admin import dashboard as admin_dashboard
 from benchwarmers_mcp.admin import limits as admin_limits
 from benchwarmers_mcp.admin.access import install as install_security
 from benchwarmers_mcp.admin.access import routes as security_routes
@@ -28,6 +29,7 @@ from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.pacing import resting_now
@@ -53,6 +55,8 @@ def routes() -> list[BaseRoute]:
         *admin_api.routes(),
         *mcp_server.routes(),
         *admin_limits.routes(),
+        *admin_dashboard.routes(),
+        *web.routes(),
     ]
     return table
 
@@ -74,11 +78,14 @@ def create_app(settings: Settings) -> Starlette:
             db = await stack.enter_async_context(Database(settings.db_path))
             http = await stack.enter_async_context(make_client(settings))
             keys = KeyStore(settings.config_dir, settings.env_keys)
+            feed = await stack.enter_async_context(Feed(settings.db_path, db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
             app.state.ctx = ctx
             install_security(ctx)
             ctx.extras["resting"] = resting_now(db)
+            ctx.extras["events"] = feed
+            tg.start_soon(feed.run)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
             try:
                 yield
@@ -102,6 +109,6 @@ def create_app(settings: Settings) -> Starlette:
         return response
 
     # the guard is outermost: every request, every route, before anything else reads it
-    middleware = [Middleware(Guard, settings=settings, render_error=render_error_for)]
+    middleware = [Middleware(Guard, settings=settings, render_error=web.refusals(render_error_for))]
     return Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
                      exception_handlers={HTTPException: http_error})

@@ -7,7 +7,7 @@ Authentication is decided by the route, never by what a request carries:
   take gateway keys when keys are required (``BENCHWARMERS_REQUIRE_KEYS`` or an admin token);
 - **admin** routes (everything else: the admin API and the dashboard) take the login cookie or
   the admin token as Bearer when ``BENCHWARMERS_ADMIN_TOKEN`` is set;
-- **open** routes (``/health``, ``/login``, ``/logout``) take nothing.
+- **open** routes (``/health``, ``/login``, ``/logout``, the dashboard's ``/static/`` files) take nothing.
 
 Every request, whatever its class, passes the Host allow-list and, when it writes, the
 same-origin JSON checks (guard.py).
@@ -28,6 +28,7 @@ GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/bench/")
 GATEWAY_EXACT = frozenset({"/v1", "/v1beta", "/bench", "/mcp", "/chat/completions", "/completions", "/responses",
                            "/models"})
 OPEN_EXACT = frozenset({"/health", "/login", "/logout"})
+OPEN_PREFIXES = ("/static/",)  # the dashboard's stylesheet and scripts: the login page needs them
 HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
 
 
@@ -40,7 +41,7 @@ def normal_path(path: str) -> str:
 def route_class(path: str) -> str:
     """``gateway``, ``admin`` or ``open``."""
     p = normal_path(path)
-    if p in OPEN_EXACT:
+    if p in OPEN_EXACT or p.startswith(OPEN_PREFIXES):
         return "open"
     if p in GATEWAY_EXACT or p.startswith(GATEWAY_PREFIXES) or p.startswith("/models/"):
         return "gateway"

@@ -78,3 +78,12 @@ async def answers(db: Database) -> dict[str, int]:
         "SELECT alias, COUNT(*) FROM (SELECT alias FROM seats"
         " UNION ALL SELECT alias FROM route_turns WHERE alias IS NOT NULL) GROUP BY alias")
     return {r[0]: r[1] for r in rows}
+
+
+async def last_status(db: Database) -> dict[str, str]:
+    """Per alias: how its latest call ended (a panel seat or a route turn): ok, empty, error, timeout..."""
+    rows = await db.fetchall(
+        "SELECT alias, status FROM (SELECT alias, status, ROW_NUMBER() OVER (PARTITION BY alias ORDER BY at DESC) AS n"
+        " FROM (SELECT alias, status, at FROM seats UNION ALL"
+        " SELECT alias, status, at FROM route_turns WHERE alias IS NOT NULL)) WHERE n = 1")
+    return {r[0]: r[1] for r in rows}

@@ -64,11 +64,12 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
     return f"{base}/models", headers, _ids
 
 
-async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
-    """Every served name the endpoint lists, in its own order, without duplicates."""
+async def served_names(ctx: Context, endpoint: Endpoint, key: str | None = None) -> list[str]:
+    """Every served name the endpoint lists, in its own order, without duplicates. ``key``: one
+    to try instead of the stored one (an endpoint tested before it is saved)."""
     if endpoint.simulated:
         return [served for served, _ in demo_served_names()]
-    url, headers, pick = listing_request(endpoint, ctx.keys.get(endpoint.key_name))
+    url, headers, pick = listing_request(endpoint, key if key is not None else ctx.keys.get(endpoint.key_name))
     timeout = httpx.Timeout(LISTING_TIMEOUT, connect=ctx.settings.upstream_connect_timeout)
     with map_transport_errors():
         response = await ctx.client.get(url, headers=headers, timeout=timeout)
