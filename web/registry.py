@@ -17,6 +17,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from benchwarmers_mcp.access.policy import route_class
 from benchwarmers_mcp.context import Context
 
 GROUPS = ("Bench", "Gateway", "Observe", "Control")
@@ -53,8 +54,10 @@ class Page:
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
             raise ValueError(f"page {self.title!r}: group is one of {', '.join(GROUPS)}")
-        if not self.path.startswith("/") or self.path.startswith(("/api", "/static", "/login")):
-            raise ValueError(f"page {self.title!r}: a path of its own, outside /api, /static and /login")
+        if (not self.path.startswith("/") or self.path.startswith(("/api", "/static", "/login"))
+                or route_class(self.path) != "admin"):
+            raise ValueError(f"page {self.title!r}: a path of its own, outside /api, /static, /login and the "
+                             "gateway's routes (/v1, /bench/, /models, /mcp ...)")
         unknown = self.live - EVENT_KINDS
         if unknown:
             raise ValueError(f"page {self.title!r}: unknown event kinds {sorted(unknown)}")

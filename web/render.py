@@ -26,6 +26,10 @@ def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def day(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else ""
+
+
 def iso(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
 
@@ -74,7 +78,7 @@ def environment(assets: Assets) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["asset"] = assets.url
-    env.filters.update(when=when, iso=iso, ago=ago, until=until, num=num, tokens=tokens, yesno=yesno)
+    env.filters.update(when=when, day=day, iso=iso, ago=ago, until=until, num=num, tokens=tokens, yesno=yesno)
     env.globals["share"] = share
     return env
 

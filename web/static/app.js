@@ -100,6 +100,10 @@
       const value = cast(el.value, type, el);
       if (value !== undefined) out[el.name] = value;
     }
+    // a list left empty is left out where its boxes say so (data-empty="omit": "none ticked" means "all")
+    for (const box of form.querySelectorAll("input[type=checkbox][data-empty='omit']")) {
+      if (Array.isArray(out[box.name]) && !out[box.name].length) delete out[box.name];
+    }
     if (submitter && submitter.name) out[submitter.name] = cast(submitter.value, submitter.dataset.type || "", submitter);
     return out;
   };
@@ -127,6 +131,8 @@
   });
 
   const follow = async (then, data, form, submitter, body) => {
+    const note = form.querySelector("[data-saved]");
+    if (note) note.textContent = "Saved.";
     for (const step of then.split(/\s+/).filter(Boolean)) {
       if (step === "refresh") await bw.refresh();
       else if (step === "reload") location.reload();
@@ -224,9 +230,18 @@
   let timer = null;
   const waiting = new Set();
 
+  // a region is left alone while the user types in it or has a dialog open in it
   const inUse = (region) => {
     const active = document.activeElement;
-    return (active && active !== document.body && region.contains(active)) || region.querySelector("dialog[open]");
+    const typing = active && region.contains(active) && active.matches("input, textarea, select, [contenteditable]");
+    return typing || region.querySelector("dialog[open]");
+  };
+
+  // the same control in the new region: by id, else by its tag and text
+  const twin = (region, old) => {
+    if (old.id) return region.querySelector(`#${CSS.escape(old.id)}`);
+    const text = old.textContent.trim();
+    return [...region.querySelectorAll(old.tagName)].find((n) => n.textContent.trim() === text) || null;
   };
 
   bw.refresh = async () => {
@@ -241,7 +256,10 @@
         if (!old) continue;
         if (inUse(old)) { waiting.add(fresh.id); continue; }
         waiting.delete(fresh.id);
-        old.replaceWith(document.adoptNode(fresh));
+        const focused = old.contains(document.activeElement) ? document.activeElement : null;
+        const node = document.adoptNode(fresh);
+        old.replaceWith(node);
+        if (focused) { const same = twin(node, focused); if (same) same.focus(); }
       }
       refilterAll();
       document.dispatchEvent(new CustomEvent("bw:refreshed"));

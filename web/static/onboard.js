@@ -17,13 +17,15 @@
       const sample = (data.sample || []).slice(0, 5).join(", ");
       result.textContent = `Answered: ${data.served} model${data.served === 1 ? "" : "s"} served` +
         (sample ? ` (${sample}${data.served > 5 ? ", …" : ""})` : "") + ` in ${data.seconds} s.`;
-      save.textContent = "Save";
+      if (save) save.textContent = "Save";
     } else {
       result.textContent = `No answer: ${data.error}`;
-      save.textContent = "Save anyway";
+      if (save) save.textContent = "Save anyway";
     }
-    save.disabled = false;
-    form.dataset.tested = signature(form);
+    if (save) {
+      save.disabled = false;
+      form.dataset.tested = signature(form);
+    }
   };
 
   document.addEventListener("input", (event) => {
