@@ -99,6 +99,8 @@ def routes() -> list[BaseRoute]:
     pages = discover()
     assets = Assets()
     env = environment(assets)
+    for name in {p.template for p in pages} | {"login.html", "error.html"}:
+        env.get_template(name)  # compiled now, not on the first visit
     table: list[BaseRoute] = [Route(p.path, page_handler(p, pages, env), methods=["GET"]) for p in pages]
     table += [Route("/login", login_handler(pages, env), methods=["GET"]),
               Route("/static/{name:path}", static_handler(assets), methods=["GET"])]

@@ -19,5 +19,5 @@ async def load(view: View) -> dict[str, Any]:
             "recent": await logs.panels(view.ctx.db, 8)}
 
 
-PAGE = Page("/ask", "Ask", "Bench", 20, "ask.html", load, live=frozenset({"panel", "verdict", "change"}),
+PAGE = Page("/ask", "Ask", "Bench", 20, "ask.html", load, live=frozenset({"panel", "seat", "verdict", "change"}),
             scripts=("ask.js",))

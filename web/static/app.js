@@ -155,15 +155,21 @@
     errorBox(form).textContent = "";
     const body = bw.collect(form, submitter);
     const before = (submitter && submitter.dataset.before) || form.dataset.before;
+    let data;
     setBusy(form, true);
     try {
       if (before && bw.handlers[before] && (await bw.handlers[before](body, form, submitter)) === false) return;
-      const data = await bw.api(path, body);
+      data = await bw.api(path, body);
+    } catch (error) {
+      bw.showError(form, error.message);
+      return;
+    } finally {
+      setBusy(form, false);
+    }
+    try {
       await follow((submitter && submitter.dataset.then) || form.dataset.then || "refresh", data, form, submitter, body);
     } catch (error) {
       bw.showError(form, error.message);
-    } finally {
-      setBusy(form, false);
     }
   });
 
