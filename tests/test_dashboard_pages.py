@@ -1,0 +1,153 @@
+"""The dashboard's pages over HTTP: every page in the sidebar, the headers on every response
+(this origin only), escaped values, static files from the package, the page registry's rules,
+and the login redirect (303 for pages, 401 for /api/*)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchwarmers_mcp.app import create_app
+from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.web.assets import Assets
+from benchwarmers_mcp.web.registry import Page, discover, sidebar
+from benchwarmers_mcp.web.routes import is_page, safe_next
+from tests.servers import free_port, serve_in_thread
+
+SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Settings", "Info"]
+TOKEN = "a-long-enough-admin-token-for-tests"
+
+
+@pytest.fixture
+def api(gateway: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=gateway, timeout=30) as client:
+        yield client
+
+
+def links(html: str) -> list[str]:
+    nav = html.split('<nav class="sidebar"', 1)[1].split("</nav>", 1)[0]
+    return re.findall(r'<a href="/[^"]*"(?: aria-current="page")?>([^<]+)</a>', nav)
+
+
+def test_every_page_is_in_the_sidebar_in_order_and_answers(api: httpx.Client) -> None:
+    pages = discover()
+    assert [p.title for p in pages] == SIDEBAR
+    assert [g for g, _ in sidebar(pages)] == ["Bench", "Gateway", "Observe", "Control"]
+    for page in pages:
+        reply = api.get(page.path)
+        assert reply.status_code == 200, (page.path, reply.text[:300])
+        assert reply.headers["content-type"].startswith("text/html")
+        csp = reply.headers["content-security-policy"]
+        assert "default-src 'self'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert reply.headers["x-frame-options"] == "DENY"
+        assert links(reply.text) == ["Benchwarmers", *SIDEBAR]  # the brand, then every page
+        assert f'aria-current="page">{page.title}<' in reply.text
+        assert "<script>" not in reply.text and " style=" not in reply.text  # no inline script or style
+        assert not re.search(r'(src|href)="(https?:)?//', reply.text)  # nothing from another host
+
+
+def test_the_root_is_the_dashboard_and_leads_the_first_run(api: httpx.Client) -> None:
+    html = api.get("/").text
+    assert "<h1>At a glance</h1>" in html and "Add your first endpoint" in html
+    assert 'type="password"' in html and 'data-api="/api/endpoint/try"' in html
+
+
+def test_values_are_escaped(api: httpx.Client) -> None:
+    api.post("/api/endpoint", json={"name": "sim", "api": "simulated"})
+    alias = api.post("/api/model/register", json={"served": "simulated/sage", "endpoint": "sim"}).json()["model"]["alias"]
+    evil = '<script>alert("x")</script>'
+    assert api.post("/api/collection", json={"name": "core", "members": [alias], "description": evil}).status_code == 201
+    html = api.get("/collections").text
+    assert evil not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+
+
+def test_static_files_come_from_the_package_cached_by_version(api: httpx.Client) -> None:
+    html = api.get("/quotas").text
+    src = re.search(r'src="(/static/vendor/uplot/uPlot\.iife\.min\.js\?v=[0-9a-f]+)"', html)
+    assert src, "uPlot is vendored and linked from this server"
+    reply = api.get(src.group(1), headers={"Accept-Encoding": "gzip"})
+    assert reply.status_code == 200 and "immutable" in reply.headers["cache-control"]
+    assert reply.headers["content-type"].startswith("text/javascript") and "uPlot" in reply.text
+    assert reply.headers["content-security-policy"].startswith("default-src 'self'")
+    tag = reply.headers["etag"]
+    assert api.get("/static/app.css", headers={"If-None-Match": tag}).status_code == 200
+    assert api.get(src.group(1).split("?")[0], headers={"If-None-Match": tag}).status_code == 304
+    assert api.get("/static/nothing.js").status_code == 404
+    assert api.get("/static/../pyproject.toml").status_code in (400, 404)
+    licence = api.get("/static/vendor/uplot/LICENSE.txt")
+    assert licence.status_code == 200 and "MIT" in licence.text
+
+
+def test_a_page_is_gzipped_when_the_browser_takes_it(api: httpx.Client) -> None:
+    raw = httpx.get(str(api.base_url) + "/logs", headers={"Accept-Encoding": "gzip"})
+    assert raw.headers.get("content-encoding") == "gzip"
+    assert "<h1>Logs</h1>" in raw.text
+    with httpx.stream("GET", str(api.base_url) + "/logs", headers={"Accept-Encoding": "gzip"}) as r:
+        body = b"".join(r.iter_raw())
+    assert b"<h1>Logs</h1>" in gzip.decompress(body)
+
+
+def test_every_shipped_asset_is_listed_for_the_wheel() -> None:
+    assets = Assets()
+    assert {"app.js", "app.css", "ask.js", "charts.js", "vendor/uplot/uPlot.iife.min.js",
+            "vendor/uplot/uPlot.min.css", "vendor/uplot/LICENSE.txt"} <= set(assets.files)
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    for pattern in ('"templates/*.html"', '"static/*"', '"static/vendor/uplot/*"'):
+        assert pattern in pyproject
+    assert all(n.count("/") == 0 or n.startswith("vendor/uplot/") for n in assets.files)
+
+
+async def _load(view):  # a page loader for the registry tests
+    return {}
+
+
+@pytest.mark.parametrize(("path", "group", "live", "words"), [
+    ("/models", "Bench", frozenset(), "gateway"),
+    ("/v1/anything", "Bench", frozenset(), "gateway"),
+    ("/api/thing", "Bench", frozenset(), "/api"),
+    ("/static", "Bench", frozenset(), "/static"),
+    ("/fine", "Elsewhere", frozenset(), "group"),
+    ("/fine", "Bench", frozenset({"weather"}), "event kinds"),
+])
+def test_a_page_must_have_a_path_group_and_events_of_its_own(path: str, group: str, live: frozenset,
+                                                             words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        Page(path, "Thing", group, 1, "thing.html", _load, live=live)
+
+
+def test_login_targets_stay_on_this_server() -> None:
+    assert safe_next("/collections") == "/collections"
+    for bad in ("//evil.example", "https://evil.example/", "/\\evil", "javascript:alert(1)", "/a\nb"):
+        assert safe_next(bad) == "/"
+    assert is_page("/") and is_page("/ask") and not is_page("/api/status") and not is_page("/v1/models")
+
+
+@pytest.fixture
+def guarded(settings: Settings) -> Iterator[str]:
+    port = free_port()
+    with serve_in_thread(create_app(replace(settings, port=port, admin_token=TOKEN)), port) as base:
+        yield base
+
+
+def test_with_a_token_pages_redirect_and_the_api_refuses(guarded: str) -> None:
+    page = httpx.get(guarded + "/logs", follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"] == "/login?next=/logs"
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    api = httpx.get(guarded + "/api/logs")
+    assert api.status_code == 401 and api.json()["error"]["message"]
+    assert httpx.get(guarded + "/login").status_code == 200
+    assert httpx.get(guarded + "/static/app.css").status_code == 200  # the login page's own assets
+    assert httpx.get(guarded + "/v1/models").status_code == 401  # gateway routes keep their own answer
+    session = httpx.post(guarded + "/login", json={"token": TOKEN})
+    cookie = session.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+    with httpx.Client(base_url=guarded, cookies=session.cookies) as client:
+        assert client.get("/logs").status_code == 200
+        assert "Log out" in client.get("/").text
+        assert client.get("/login").text.count("You are logged in") == 1
