@@ -1,7 +1,7 @@
 """The live feed: an event row commits with the row it announces (seat, panel, verdict, change,
 alert, route turn) and never without it; the per-process Feed replays from an id, then follows
 live; a listener that falls behind is dropped (it comes back with its id), one too far behind is
-told to reload; old rows are pruned."""
+told to reload; old rows are pruned, never the newest (so ids never repeat)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ async def test_old_events_are_pruned(home: Path) -> None:
     async with Database(home / "b.db") as db:
         await a_panel(db)
         assert await event_store.prune(db, time.time() - 60) == 0
-        assert await event_store.prune(db, time.time() + 60) == 2
-        assert await event_store.after(db, 0) == []
+        assert await event_store.prune(db, time.time() + 60) == 1  # the newest row stays
+        assert [e.id for e in await event_store.after(db, 0)] == [2]
         await a_panel(db)
-        assert [e.id for e in await event_store.after(db, 0)] == [3, 4]  # ids never come back
+        assert [e.id for e in await event_store.after(db, 0)] == [2, 3, 4]  # ids never come back

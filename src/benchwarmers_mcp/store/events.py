@@ -8,8 +8,11 @@ One :class:`Feed` per process tails the table on its own read-only connection (W
 waits on a writer) and fans each batch out to its subscribers, the dashboard's server-sent-event
 streams. It reads only while someone listens: one indexed range read (``id > ?``) every
 ``interval`` seconds, which finds nothing most of the time. A subscriber that falls behind is
-dropped; it comes back with its last id and is replayed from the table (ids never repeat:
-``AUTOINCREMENT``). Rows older than a day are pruned.
+dropped; it comes back with its last id and is replayed from the table. Rows older than a day
+are pruned, never the newest, so ids never repeat.
+
+Cost (``benchmarks/events_cost.py``): the event row adds some 15 µs (6%) to a seat's ~220 µs write
+here; a tail read that finds nothing takes some 65 µs.
 """
 
 from __future__ import annotations
@@ -67,7 +70,9 @@ async def head(db: Reader) -> int:
 
 
 async def prune(db: Database, before: float) -> int:
-    return await db.write("DELETE FROM events WHERE at < ?", (before,))
+    """Drop rows older than ``before``, never the newest row: the next id is always past every id
+    ever given out, so a listener's last id stays meaningful."""
+    return await db.write("DELETE FROM events WHERE at < ? AND id < (SELECT MAX(id) FROM events)", (before,))
 
 
 class _ReadOnly:

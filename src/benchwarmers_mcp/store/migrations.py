@@ -352,18 +352,19 @@ EVENT_TRIGGERS = {
 async def web_001_events(tx: Transaction) -> None:
     """The live feed: an append-only ``events`` row for each seat, panel, verdict, change, alert and
     route turn, written by a trigger in the same statement as the row it announces. Every process
-    on the data folder tails it (store/events.py) and pushes it to the dashboard."""
+    on the data folder tails it (store/events.py) and pushes it to the dashboard. No index beyond
+    the id and no AUTOINCREMENT (its counter is one more page written each time): ids still never
+    repeat, as pruning always keeps the newest row."""
     await _script(
         tx,
         """
         CREATE TABLE events (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER PRIMARY KEY,
             at REAL NOT NULL,
             kind TEXT NOT NULL,
             subject TEXT NOT NULL,
             ref TEXT NOT NULL DEFAULT ''
-        );
-        CREATE INDEX events_at ON events (at)
+        )
         """,
     )
     for table, (kind, subject, ref) in EVENT_TRIGGERS.items():
