@@ -196,7 +196,7 @@ def test_the_event_stream_replays_from_an_id_and_names_each_kind(api: httpx.Clie
     after = ids[-2]
     with api.stream("GET", f"/api/events?after={after}") as r:
         replay = []
-        for event, data in sse(r.iter_lines()):
+        for event, _ in sse(r.iter_lines()):
             replay.append(event)
             if event == "verdict":
                 break

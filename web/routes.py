@@ -34,7 +34,8 @@ RenderError = Callable[[str, BenchError, Headers], Response]
 
 
 def ctx_of(request: Request) -> Context:
-    return request.app.state.ctx
+    ctx: Context = request.app.state.ctx
+    return ctx
 
 
 async def events_head(ctx: Context) -> int:

@@ -12,8 +12,8 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
 import httpx
+import pytest
 from playwright.sync_api import Browser, expect
 
 from benchwarmers_mcp.store.models import alias_for
@@ -150,6 +150,18 @@ def test_first_run_ask_judge_and_every_page(browser: Browser, fake: FakeUpstream
         context.close()
 
 
+# every control that takes focus, without a name a screen reader would say
+UNNAMED = """(() => [...document.querySelectorAll("a[href], button, input, select, textarea, summary")]
+  .filter((el) => el.type !== "hidden" && !el.closest("[hidden], dialog:not([open])"))
+  .filter((el) => {
+    const named = (el.getAttribute("aria-label") || "").trim()
+      || (el.getAttribute("aria-labelledby") || "").split(" ").some((id) => document.getElementById(id)?.textContent.trim())
+      || [...(el.labels || [])].some((l) => l.textContent.trim())
+      || (["A", "BUTTON", "SUMMARY"].includes(el.tagName) && el.textContent.trim());
+    return !named;
+  }).map((el) => el.outerHTML.slice(0, 120)))()"""
+
+
 def seed(base: str) -> None:
     """A few panels on the demo's simulated models, some judged."""
     with httpx.Client(base_url=base, timeout=60) as client:
@@ -161,9 +173,9 @@ def seed(base: str) -> None:
                 assert client.post("/bench/verdict", json={"call": seat["call"], "useful": n != 1}).status_code == 200
 
 
-def test_each_page_is_light(browser: Browser, home: Path) -> None:
+def test_each_page_is_light_and_every_control_named(browser: Browser, home: Path) -> None:
     """The first load of each page, with an empty cache and a bench with some history, under 300 KB
-    (the figures are printed; timings are reported, never asserted)."""
+    (the figures are printed; timings are reported, never asserted); every control has a name."""
     with spawn_server(home, args=("demo",)) as base:
         seed(base)
         for path in ("/", "/ask", "/collections", "/endpoints", "/registered", "/quotas", "/logs", "/settings",
@@ -180,6 +192,37 @@ def test_each_page_is_light(browser: Browser, home: Path) -> None:
             print(f"{path}: {weight / 1024:.1f} KB, interactive {interactive:.0f} ms (cold), {again:.0f} ms (warm),"
                   f" loaded {loaded:.0f} ms")
             assert weight < MOST_BYTES, (path, weight)
+            assert page.evaluate(UNNAMED) == [], path
             assert watch.errors == [], (path, watch.errors)
             assert watch.hosts() == {urlsplit(base).netloc}
             context.close()
+
+
+def test_asking_and_judging_from_the_keyboard(browser: Browser, home: Path) -> None:
+    with spawn_server(home, args=("demo",)) as base:
+        context = browser.new_context(base_url=base)
+        page = context.new_page()
+        watch = Watch(page)
+        page.goto("/ask")
+        expect(page.get_by_label("Prompt")).to_be_focused()
+        page.keyboard.type("What does this function return?")
+        page.keyboard.press("Control+Enter")
+        expect(page.get_by_role("status").filter(has_text="Done:")).to_be_visible(timeout=20_000)
+        for _ in range(200):  # Tab until a Useful button has the focus
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.textContent") == "Useful":
+                break
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("status").filter(has_text="Saved: useful")).to_have_count(1)
+
+        page.goto("/collections")
+        opener = page.get_by_role("button", name="New collection")
+        opener.focus()
+        page.keyboard.press("Enter")
+        dialog = page.get_by_role("dialog", name="New collection")
+        expect(dialog).to_be_visible()
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+        expect(opener).to_be_focused()
+        assert watch.errors == []
+        context.close()

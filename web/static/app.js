@@ -275,7 +275,12 @@
       if (again) { again = false; bw.schedule(); }
     }
   };
-  bw.schedule = () => { clearTimeout(timer); timer = setTimeout(bw.refresh, 200); };
+  // a burst of events is one refresh, and a busy bench at most one a second
+  let last = 0;
+  bw.schedule = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { last = Date.now(); bw.refresh(); }, Math.max(200, 1000 - (Date.now() - last)));
+  };
   document.addEventListener("focusout", () => { if (waiting.size) bw.schedule(); });
   document.addEventListener("close", () => { if (waiting.size) bw.schedule(); }, true);
 

@@ -117,7 +117,16 @@
     return false;
   };
 
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-list-candidates]");
+    if (!button) return;
+    const form = button.closest("form[data-candidates]");
+    form.querySelector("[data-candidate-list]").replaceChildren(
+      el("p", { class: "waiting", text: "Asking each endpoint what it serves…" }));
+    loadCandidates(form);
+  });
+
   document.addEventListener("DOMContentLoaded", () => {
-    document.querySelectorAll("form[data-candidates]").forEach(loadCandidates);
+    document.querySelectorAll("form[data-candidates='auto']").forEach(loadCandidates);
   });
 })();

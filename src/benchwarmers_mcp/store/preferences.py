@@ -12,8 +12,9 @@ DEFAULT_ENDPOINT = "default_endpoint"
 
 async def default_endpoint(db: Database) -> str | None:
     """The default endpoint's name, if it is set and still exists."""
-    return await db.fetchval(
+    value = await db.fetchval(
         "SELECT s.value FROM settings s JOIN endpoints e ON e.name = s.value WHERE s.name = ?", (DEFAULT_ENDPOINT,))
+    return None if value is None else str(value)
 
 
 async def set_default_endpoint(db: Database, name: str) -> None:
