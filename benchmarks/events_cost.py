@@ -55,7 +55,7 @@ async def main(seats: int) -> None:
                 timings[False].append(await write_seats(db, seats // 10, f"b{r}"))
                 await db.write(trigger)
             with_event, without = statistics.median(timings[True]), statistics.median(timings[False])
-            async with Feed(db.path, db) as feed:
+            async with Feed(db) as feed:
                 head = await feed.head()
                 empty = await tail_reads(feed, head)
                 batch = await tail_reads(feed, head - 20, 500)

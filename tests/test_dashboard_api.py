@@ -5,14 +5,17 @@ default endpoint, logs without prompts, chart figures and the event stream."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import verdicts as verdict_store
+from benchwarmers_mcp.store.verdicts import VerdictLine
 from tests.fakes.openai_upstream import FakeUpstream
 
 SECRET = "sk-dashboard-test-0123456789"
@@ -54,8 +57,19 @@ def sse(lines: Iterator[str]) -> Iterator[tuple[str, dict]]:
 
 
 def seat_in_store(home: Path, call: str) -> bool:
-    with sqlite3.connect(home / "benchwarmers.db") as db:
-        return db.execute("SELECT COUNT(*) FROM seats WHERE call = ?", (call,)).fetchone()[0] == 1
+    async def read() -> bool:
+        async with Database(home / "benchwarmers.db") as db:
+            return await verdict_store.call_target(db, call) is not None
+
+    return anyio.run(read)
+
+
+def verdict_log(home: Path) -> list[VerdictLine]:
+    async def read() -> list[VerdictLine]:
+        async with Database(home / "benchwarmers.db") as db:
+            return await verdict_store.log(db)
+
+    return anyio.run(read)
 
 
 def test_asking_streams_each_seat_as_it_finishes_and_it_is_stored_first(
@@ -104,9 +118,8 @@ def test_a_dashboard_verdict_is_recorded_as_the_dashboards(api: httpx.Client, up
     assert reply.status_code == 200 and reply.json()["written"] is True
     again = api.post("/api/verdict", json={"call": call, "useful": False})
     assert again.json()["written"] is False  # the same verdict twice writes nothing
-    with sqlite3.connect(home / "benchwarmers.db") as db:
-        rows = db.execute("SELECT useful, note, false_claims, key_name FROM verdicts").fetchall()
-    assert rows == [(0, "wrong file", '["the SQL injection"]', "dashboard")]
+    rows = [(line.verdict.useful, line.verdict.note, line.verdict.false, line.key_name) for line in verdict_log(home)]
+    assert rows == [(False, "wrong file", ("the SQL injection",), "dashboard")]
     assert api.post("/api/verdict", json={"call": "p-none.member1", "useful": True}).status_code == 404
 
 

@@ -14,10 +14,11 @@ import httpx
 import pytest
 
 from benchwarmers_mcp.app import create_app
+from benchwarmers_mcp.routes import is_page
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.web.assets import Assets
 from benchwarmers_mcp.web.registry import Page, discover, sidebar
-from benchwarmers_mcp.web.routes import is_page, safe_next
+from benchwarmers_mcp.web.site import safe_next
 from tests.servers import free_port, serve_in_thread
 
 SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Settings", "Info"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.errors import UpstreamFailure
-from benchwarmers_mcp.gateway import panel_view
 from benchwarmers_mcp.settings import Settings
 from tests.seed import seed
 
@@ -47,7 +47,7 @@ def breaks_mid_stream(monkeypatch: pytest.MonkeyPatch) -> str:
     def footer(run):
         raise UpstreamFailure(MID_STREAM)
 
-    monkeypatch.setattr(panel_view, "footer", footer)
+    monkeypatch.setattr(report, "footer", footer)
     return MID_STREAM
 
 

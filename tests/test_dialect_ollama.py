@@ -9,7 +9,7 @@ import httpx
 import ollama
 import pytest
 
-from benchwarmers_mcp.gateway import panel_view
+from benchwarmers_mcp.engine import report
 from tests import test_dialect_kit as kit
 from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
@@ -109,7 +109,7 @@ def test_an_unexpected_failure_mid_stream_is_reported_not_dropped(client, monkey
     def footer(run):
         raise RuntimeError("a bug in the footer")
 
-    monkeypatch.setattr(panel_view, "footer", footer)
+    monkeypatch.setattr(report, "footer", footer)
     with pytest.raises(ollama.ResponseError) as caught:
         for _ in client.generate(model="bench/core", prompt=kit.QUESTION, stream=True):
             pass

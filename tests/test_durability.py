@@ -11,15 +11,15 @@ import anyio
 import httpx
 import openai
 
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, summary, verdicts
 from tests.seed import seed
 from tests.servers import free_port, server_env, spawn_server, wait_healthy
 
 
 async def _counts(home):
     async with Database(home / "benchwarmers.db") as db:
-        return (await db.fetchval("SELECT COUNT(*) FROM panels"), await db.fetchval("SELECT COUNT(*) FROM seats"),
-                await db.fetchval("SELECT COUNT(*) FROM verdicts"))
+        counts = await summary.counts(db)
+        return counts["panels"], counts["calls"], len(await verdicts.log(db))
 
 
 def test_restart_and_crash_keep_every_record(home, upstream):

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import collections as cs
 from tests.seed import seed
 
@@ -27,9 +27,9 @@ def ask(base: str, collection: str) -> list[dict]:
     return reply.model_extra["bench"]["seats"]
 
 
-async def _sql(home: Path, sql: str, params: tuple = ()) -> None:
+async def _never_used(home: Path, alias: str) -> None:
     async with Database(home / "benchwarmers.db") as db:
-        await db.write(sql, params)
+        await models.set_last_used(db, alias, None)
 
 
 async def _one_explorer(home: Path) -> None:
@@ -49,7 +49,7 @@ def test_a_429_rests_the_model_and_the_next_panel_seats_another_explorer(bench, 
     assert [(s["alias"], s["status"]) for s in first] == [("solo", "ok"), ("aa-bad", "error")]
     assert "429" in first[1]["error"]
     # make the rested model the least recently used again: only its rest can keep it off the panel
-    anyio.run(_sql, home, "UPDATE models SET last_used = NULL WHERE alias = 'aa-bad'")
+    anyio.run(_never_used, home, "aa-bad")
     second = ask(gateway, "one")
     assert [(s["alias"], s["status"]) for s in second] == [("solo", "ok"), ("bb-good", "ok")]
     assert fake.count("aa-bad?fail=429") == 1

@@ -24,7 +24,7 @@ from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, calls
 from tests.seed import seed_async
 from tests.servers import free_port
 
@@ -183,8 +183,8 @@ async def test_ask_names_errors_nominees_and_system(base: str, home: Path) -> No
     assert seats["ferret"]["seat"] == "explorer"
     assert "_error:" in result.content[0].text
     async with Database(home / "benchwarmers.db") as db:
-        row = await db.fetchone("SELECT system, prompt, key_name FROM panels WHERE id = ?", (summary["panel"],))
-    assert tuple(row) == ("Be terse.", "Review this.", "local")
+        panel = await calls.panel(db, summary["panel"])
+    assert panel is not None and (panel.system, panel.prompt, panel.key_name) == ("Be terse.", "Review this.", "local")
 
 
 async def test_merged_ask_reports_the_merge(base: str) -> None:
@@ -329,8 +329,8 @@ class TestKeys:
         assert not allowed.is_error
         panel = summary_of(allowed)["panel"]
         async with Database(home / "benchwarmers.db") as db:
-            asked_by = await db.fetchval("SELECT key_name FROM panels WHERE id = ?", (panel,))
-        assert asked_by == "shaky-only"
+            asked = await calls.panel(db, panel)
+        assert asked is not None and asked.key_name == "shaky-only"
 
 
 def test_get_is_405_so_no_stream_outlives_the_server(base: str) -> None:

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from mcp import Client, StdioServerParameters
 
-from benchwarmers_mcp.mcp.stdio import Remote
+from benchwarmers_mcp.mcp.stdio import config_from_env
 from tests import test_mcp_http
 from tests.servers import free_port
 from tests.test_mcp_http import TOOLS, Seen, assert_panel, benchwarmers_script, summary_of
@@ -110,10 +110,10 @@ def test_stdout_carries_only_the_protocol() -> None:
 
 
 def test_remote_settings_from_the_environment() -> None:
-    remote = Remote.from_env({"BENCHWARMERS_URL": "http://box:9000/v1/", "BENCHWARMERS_KEY": " bwk_x ",
+    remote = config_from_env({"BENCHWARMERS_URL": "http://box:9000/v1/", "BENCHWARMERS_KEY": " bwk_x ",
                               "BENCHWARMERS_TIMEOUT": "30"})
     assert (remote.url, remote.key, remote.timeout) == ("http://box:9000", "bwk_x", 30.0)
-    assert remote.headers() == {"Authorization": "Bearer bwk_x"}
-    default = Remote.from_env({"BENCHWARMERS_TIMEOUT": "soon"})
+    assert remote.auth(admin=False) == {"Authorization": "Bearer bwk_x"}
+    default = config_from_env({"BENCHWARMERS_TIMEOUT": "soon"})
     assert (default.url, default.key, default.timeout) == ("http://127.0.0.1:8122", None, 900.0)
-    assert default.headers() == {}
+    assert default.auth(admin=False) == {}

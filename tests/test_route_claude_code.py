@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import routes
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import query, route_server, said, seed_members, tool_call
+from tests.test_route_kit import read, route_server, said, seed_members, tool_call
 
 CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
 
@@ -59,5 +60,5 @@ def test_claude_code_runs_a_tool_and_the_member_answers_from_it(settings: Settin
     assert f"The launch code is {secret}" in done.stdout
     results = [m["content"] for c in fake.calls for m in c.body["messages"] if m["role"] == "tool"]
     assert any(secret in r for r in results), "the tool result Claude Code sent back came from reading the file"
-    tool_turns = query(home, "SELECT alias, status, tool_calls FROM route_turns WHERE tool_calls > 0")
-    assert tool_turns == [{"alias": "alpha", "status": "ok", "tool_calls": 1}]
+    tool_turns = [(t["alias"], t["status"], t["tool_calls"]) for t in read(home, routes.turns_of) if t["tool_calls"] > 0]
+    assert tool_turns == [("alpha", "ok", 1)]

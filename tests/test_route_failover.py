@@ -14,8 +14,9 @@ import openai
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import ledger, routes
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import FAST, query, route_server, seed_members
+from tests.test_route_kit import FAST, read, route_server, seed_members
 
 SERVED = {"limited": "bad?fail=429", "limited2": "worse?fail=429", "broken": "bad?fail=500",
           "broken2": "worse?fail=500", "broken3": "worst?fail=503", "silent": "stuck?fail=hang",
@@ -64,11 +65,11 @@ def test_a_failing_member_hands_the_turn_on(base: str, fake: FakeUpstream, home:
     assert text.startswith("answer from alpha")
     assert bench["alias"] == "alpha" and [f["alias"] for f in bench["failed_over"]] == [failed]
     assert why in bench["failed_over"][0]["error"]
-    (turn,) = query(home, "SELECT alias, status, tried FROM route_turns")
+    (turn,) = read(home, routes.turns_of)
     assert (turn["alias"], turn["status"]) == ("alpha", "ok")
-    assert [t["alias"] for t in json.loads(turn["tried"])] == [failed]
-    conversation = query(home, "SELECT alias FROM route_conversations")
-    assert conversation == [{"alias": "alpha"}], "the member that answered keeps the conversation"
+    assert [t["alias"] for t in turn["tried"]] == [failed]
+    conversation = [c.alias for c in read(home, routes.conversations)]
+    assert conversation == ["alpha"], "the member that answered keeps the conversation"
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -87,14 +88,14 @@ def test_a_mix_of_failures_is_a_502_and_at_most_three_are_tried(base: str, fake:
     four = ask(base, "four", stream=True)
     assert four.status_code == 502
     assert fake.count("alpha") == 0, "the fourth member is never tried"
-    statuses = [r["status"] for r in query(home, "SELECT status FROM route_turns ORDER BY id")]
+    statuses = [r["status"] for r in read(home, routes.turns_of)]
     assert statuses == ["error", "error"]
 
 
 def test_the_last_members_empty_answer_is_its_answer(base: str, home: Path) -> None:
     response = ask(base, "only-quiet")
     assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == ""
-    assert query(home, "SELECT status FROM route_turns") == [{"status": "empty"}]
+    assert [t["status"] for t in read(home, routes.turns_of)] == ["empty"]
 
 
 def test_after_the_first_byte_an_error_goes_into_the_stream(base: str, home: Path) -> None:
@@ -142,16 +143,16 @@ def test_an_agent_that_hangs_up_stops_the_member_and_is_recorded(settings: Setti
             lines = response.iter_lines()
             assert any("answer from drip" in line for line in lines), "the first piece came, then we hang up"
         deadline = time.monotonic() + 10
-        while not query(home, "SELECT status FROM route_turns") and time.monotonic() < deadline:
+        while not read(home, routes.turns_of) and time.monotonic() < deadline:
             time.sleep(0.05)
-    assert query(home, "SELECT status FROM route_turns") == [{"status": "cancelled"}]
-    assert query(home, "SELECT status, purpose FROM usage") == [{"status": "cancelled", "purpose": "route"}]
+    assert [t["status"] for t in read(home, routes.turns_of)] == ["cancelled"]
+    assert [(r.status, r.purpose) for r in read(home, ledger.in_order)] == [("cancelled", "route")]
 
 
 def test_a_failing_member_hands_over_at_once_and_only_the_last_retries(base: str, home: Path) -> None:
-    before = query(home, "SELECT COALESCE(MAX(id), 0) AS n FROM usage")[0]["n"]
+    before = len(read(home, ledger.in_order))
     assert ask(base, "four").status_code == 502
-    rows = query(home, f"SELECT alias, attempts FROM usage WHERE id > {before} ORDER BY id")
-    attempts = {r["alias"]: r["attempts"] for r in rows}
+    rows = read(home, ledger.in_order)[before:]
+    attempts = {r.alias: r.attempts for r in rows}
     assert attempts["broken"] == 1 and attempts["broken2"] == 1, f"a member with another behind it hands over: {rows}"
     assert attempts["broken3"] >= 2, f"the last member tried retries in place: {rows}"

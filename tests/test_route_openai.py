@@ -11,8 +11,9 @@ import openai
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import ledger, routes
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import query, route_server, said, seed_members, tool_call
+from tests.test_route_kit import read, route_server, said, seed_members, tool_call
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -71,12 +72,12 @@ def test_tool_loop_whole_passes_everything_through(oa: openai.OpenAI, fake: Fake
     tool_message = fake.calls[-1].body["messages"][-1]
     assert tool_message == {"role": "tool", "tool_call_id": "call_w1", "content": "21C and sunny"}
 
-    turns = query(home, "SELECT * FROM route_turns WHERE conversation = ? ORDER BY turn", (conversation,))
+    turns = read(home, routes.turns_of, conversation)
     assert [(t["turn"], t["alias"], t["status"], t["tool_calls"], t["finish"]) for t in turns] == [
         (1, "alpha", "ok", 1, "tool_calls"), (2, "alpha", "ok", 0, "stop")]
     assert all(t["tokens_in"] > 0 and t["first_token_s"] is not None for t in turns)
-    assert query(home, "SELECT alias, collection FROM route_calls") == [{"alias": "alpha", "collection": "bench/agents"}]
-    assert query(home, "SELECT purpose, caller FROM usage") == [{"purpose": "route", "caller": "route"}] * 2
+    assert [(c.alias, c.collection) for c in read(home, routes.member_calls)] == [("alpha", "bench/agents")]
+    assert [(r.purpose, r.caller) for r in read(home, ledger.in_order)] == [("route", "route")] * 2
 
 
 def test_the_prompt_is_never_stored(oa: openai.OpenAI, home: Path) -> None:

@@ -4,15 +4,19 @@ may land elsewhere; a turn its member cannot take is re-ranked and the new membe
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database, routes
+from benchwarmers_mcp.store import limits as limit_store
 from tests.servers import spawn_server
-from tests.test_route_kit import FAST, query, route_server, seed_members
+from tests.test_route_kit import FAST, read, route_server, seed_members
 
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -86,15 +90,19 @@ def test_a_turn_its_member_cannot_take_moves_the_conversation(settings: Settings
         assert (two["conversation"], two["alias"]) == (one["conversation"], "seer")
         assert two["skipped"] == [{"alias": "blind", "why": "cannot see images"}]
         assert two["call"] == f"{one['conversation']}.2", "a second member gets the conversation's next call id"
-    assert query(home, "SELECT alias FROM route_conversations") == [{"alias": "seer"}]
-    assert [r["alias"] for r in query(home, "SELECT alias FROM route_calls ORDER BY n")] == ["blind", "seer"]
+    assert [c.alias for c in read(home, routes.conversations)] == ["seer"]
+    assert [c.alias for c in read(home, routes.member_calls)] == ["blind", "seer"]
 
 
 def test_resting_members_go_last(settings: Settings, home: Path, upstream: str) -> None:
     seed_members(home, upstream, {"alpha": "alpha", "beta": "beta"}, {"agents": ["alpha", "beta"]})
 
-    async def resting() -> set[str]:
-        return {"alpha"}
+    async def rest_alpha() -> None:  # as a rate limit would: in the store, for every process to see
+        async with Database(home / "benchwarmers.db") as db:
+            connection = (await limit_store.model_connections(db))["alpha"]
+            async with db.transaction() as tx:
+                await limit_store.rest(tx, "alpha", connection, time.time() + 3600, "upstream 429")
 
-    with route_server(settings, resting=resting) as base:
+    anyio.run(rest_alpha)
+    with route_server(settings) as base:
         assert bench(turn(base, "You are rested."))["alias"] == "beta"

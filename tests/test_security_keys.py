@@ -4,6 +4,7 @@ once, and written on every call. Real clients (openai, anthropic, google-genai) 
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import anthropic
@@ -14,7 +15,8 @@ from google import genai
 from google.genai import errors as genai_errors
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, calls, verdicts
+from benchwarmers_mcp.store import keys as key_store
 from tests.security_kit import app_client, bearer
 from tests.seed import seed, seed_async
 
@@ -56,9 +58,10 @@ async def test_a_key_is_shown_once_and_only_its_hash_is_kept(settings: Settings,
         await client.get("/v1/models", headers=bearer(made["key"]))
         assert (await client.get("/api/gateway-keys")).json()["keys"][0]["last_used"] is not None
     async with Database(settings.db_path) as db:
-        row = await db.fetchone("SELECT * FROM gateway_keys WHERE name = 'ci'")
-    assert made["key"] not in [str(v) for v in dict(row).values()]
-    assert len(row["sha256"]) == 64
+        row = await key_store.find(db, "ci")
+    assert row is not None
+    assert made["key"] not in [str(v) for v in asdict(row).values()]
+    assert len(row.sha256) == 64
 
 
 async def test_bad_key_requests_are_400(settings: Settings, home: Path) -> None:
@@ -132,8 +135,8 @@ async def test_the_key_name_is_written_on_every_call(settings: Settings, home: P
         v = await client.post("/bench/verdict", json={"call": call, "useful": True}, headers=bearer(key))
         assert v.status_code == 200, v.text
     async with Database(settings.db_path) as db:
-        assert await db.fetchval("SELECT key_name FROM panels") == "writer"
-        assert await db.fetchval("SELECT key_name FROM verdicts") == "writer"
+        assert (await calls.panels(db))[0].key_name == "writer"
+        assert (await verdicts.log(db))[0].key_name == "writer"
 
 
 @pytest.fixture

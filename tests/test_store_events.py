@@ -57,7 +57,7 @@ async def test_no_event_outlives_a_rolled_back_write(home: Path) -> None:
 
 
 async def test_the_feed_replays_then_follows_and_never_repeats(home: Path) -> None:
-    async with Database(home / "b.db") as db, Feed(db.path, db, interval=0.02) as feed, \
+    async with Database(home / "b.db") as db, Feed(db, interval=0.02) as feed, \
             anyio.create_task_group() as tg:
         tg.start_soon(feed.run)
         first = await a_panel(db)
@@ -83,7 +83,7 @@ async def test_a_listener_that_falls_behind_is_dropped_and_one_far_behind_reload
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(event_store, "QUEUE", 2)
     monkeypatch.setattr(event_store, "REPLAY_LIMIT", 3)
-    async with Database(home / "b.db") as db, Feed(db.path, db, interval=0.01) as feed:
+    async with Database(home / "b.db") as db, Feed(db, interval=0.01) as feed:
         async with feed.subscribe() as slow:
             for _ in range(3):
                 slow.offer([event_store.Event(10, 0.0, "seat", "x", "")])

@@ -2,11 +2,9 @@
 the engine and the admin API.
 
 ``registry`` finds the pages (a module in ``pages/`` and a template in ``templates/`` each),
-``render`` draws them with Jinja2, ``assets`` serves ``static/`` (vendored uPlot included: no
-CDN), ``security`` sets the Content-Security-Policy, and ``routes`` hands the application its
-routes and the refusal renderer that sends a browser without a login to ``/login``.
+``site`` answers the route table's page, login-page and static-file entries, ``render`` draws
+pages with Jinja2, ``assets`` serves ``static/`` (vendored uPlot included: no CDN), ``security``
+sets the Content-Security-Policy, and ``refusal`` renders the ``page`` shape's errors (a browser
+without a login goes to ``/login``). This package imports nothing at its top, so the error
+renderer loads without the pages.
 """
-
-from benchwarmers_mcp.web.routes import refusals, routes
-
-__all__ = ["refusals", "routes"]

@@ -3,7 +3,9 @@
 A page is one small module and one template. The module says where the page lives, its title
 (the sidebar link's text), its sidebar group and place, the template, the event kinds that
 refresh it, any extra static files, and ``load(view)``, which returns what the template needs.
-Nothing else is registered anywhere: a new module with a ``PAGE`` shows up in the sidebar.
+Nothing else is registered anywhere: a new module with a ``PAGE`` shows up in the sidebar, and
+the route table's one page entry (``routes.PAGES``, ``/{page:page}``: the root or any one segment
+no other route begins with) already answers its path.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from benchwarmers_mcp.access.policy import route_class
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.routes import is_page
 
 GROUPS = ("Bench", "Gateway", "Observe", "Control")
 EVENT_KINDS = frozenset({"seat", "panel", "verdict", "change", "alert", "route"})
@@ -54,10 +56,10 @@ class Page:
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
             raise ValueError(f"page {self.title!r}: group is one of {', '.join(GROUPS)}")
-        if (not self.path.startswith("/") or self.path.startswith(("/api", "/static", "/login"))
-                or route_class(self.path) != "admin"):
-            raise ValueError(f"page {self.title!r}: a path of its own, outside /api, /static, /login and the "
-                             "gateway's routes (/v1, /bench/, /models, /mcp ...)")
+        if self.path != "/" and (not self.path.startswith("/") or self.path.endswith("/") or not is_page(self.path)):
+            raise ValueError(f"page {self.title!r}: its path is / or one segment (/ask) that no other route "
+                             "begins with: not /api, /static, /login, /health, nor a gateway route (/v1, /bench, "
+                             "/models, /mcp ...)")
         unknown = self.live - EVENT_KINDS
         if unknown:
             raise ValueError(f"page {self.title!r}: unknown event kinds {sorted(unknown)}")

@@ -1,7 +1,10 @@
-"""The application: one route table, one lifespan that opens everything the engine needs."""
+"""The application: the route table (``routes.py``) mounted behind the guard, and one lifespan that
+opens everything the engine needs."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -9,30 +12,28 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import httpx
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from benchwarmers_mcp import __version__, web
+from benchwarmers_mcp import __version__, routes
 from benchwarmers_mcp.access.guard import Guard
-from benchwarmers_mcp.admin import api as admin_api
-from benchwarmers_mcp.admin import dashboard as admin_dashboard
-from benchwarmers_mcp.admin import limits as admin_limits
-from benchwarmers_mcp.admin.access import install as install_security
-from benchwarmers_mcp.admin.access import routes as security_routes
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.access.policy import startup_problems
+from benchwarmers_mcp.context import Context, RouteTuning
 from benchwarmers_mcp.errors import BenchError, NotFound
-from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat
 from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
-from benchwarmers_mcp.upstream.pacing import resting_now
 
 log = logging.getLogger("benchwarmers")
 
@@ -41,24 +42,61 @@ async def health(request: Request) -> Response:
     return JSONResponse({"ok": True, "version": __version__})
 
 
-def routes() -> list[BaseRoute]:
-    """The one route table. Each face contributes its routes here."""
-    table: list[BaseRoute] = [
-        Route("/health", health, methods=["GET"]),
-        Route("/v1/chat/completions", openai_chat.chat_completions, methods=["POST"]),
-        Route("/chat/completions", openai_chat.chat_completions, methods=["POST"]),
-        Route("/bench/verdict", bench_routes.post_verdict, methods=["POST"]),
-        Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
-        Route("/bench/record", bench_routes.get_record, methods=["GET"]),
-        *dialect_routes.routes(),
-        *security_routes(),
-        *admin_api.routes(),
-        *mcp_server.routes(),
-        *admin_limits.routes(),
-        *admin_dashboard.routes(),
-        *web.routes(),
-    ]
-    return table
+class Endpoint:
+    """One table entry's handler, imported on the route's first request. A gateway or admin route
+    answers only a request the guard let through with the caller's Access: without the guard in
+    front, nothing but the open routes answers (closed by default)."""
+
+    def __init__(self, entry: routes.Entry) -> None:
+        self.entry = entry
+        self._app: ASGIApp | None = None
+
+    def load(self) -> ASGIApp:
+        """The handler as an ASGI app (a request handler function is wrapped as Starlette does)."""
+        if self._app is None:
+            module, _, name = self.entry.handler.partition(":")
+            target = getattr(importlib.import_module(module), name)
+            self._app = request_response(target) if inspect.isfunction(target) else target
+        return self._app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.entry.access != "open":
+            try:
+                access_of(HTTPConnection(scope))
+            except BenchError as e:
+                log.error("%s %s reached its route without the guard's access check", scope["method"],
+                          scope["path"])
+                await render_error_for(scope["path"], e, Headers(scope=scope))(scope, receive, send)
+                return
+        await self.load()(scope, receive, send)
+
+
+class Segment(Convertor[str]):
+    """A parameter kind the table names (``routes.CONVERTORS``), so Starlette matches what it matches."""
+
+    def __init__(self, regex: str) -> None:
+        self.regex = regex
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
+    """The table as Starlette routes, in its order: the only routes the app has."""
+    for kind, regex in routes.CONVERTORS.items():
+        register_url_convertor(kind, Segment(regex))
+    return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
+
+
+def closing(app: Starlette) -> None:
+    """A stopping server's first step, before it waits for open requests: the dashboard's event
+    streams end now (a browser reconnects to whatever serves next), so no idle tab holds it."""
+    ctx: Context | None = getattr(app.state, "ctx", None)
+    if ctx is not None and ctx.events is not None:
+        ctx.events.close()
 
 
 def make_client(settings: Settings) -> httpx.AsyncClient:
@@ -70,36 +108,36 @@ def make_client(settings: Settings) -> httpx.AsyncClient:
     )
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None) -> Starlette:
+    """The app. ``route_tuning`` replaces route mode's timings from Settings (tests fix its odds)."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        problems = startup_problems(settings)
+        if problems:
+            raise RuntimeError("refusing to start: " + "; ".join(problems))
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
             db = await stack.enter_async_context(Database(settings.db_path))
             http = await stack.enter_async_context(make_client(settings))
             keys = KeyStore(settings.config_dir, settings.env_keys)
-            feed = await stack.enter_async_context(Feed(settings.db_path, db))  # closes after the task group
+            feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
+            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning,
+                          events=feed)
             app.state.ctx = ctx
-            install_security(ctx)
-            ctx.extras["resting"] = resting_now(db)
-            ctx.extras["events"] = feed
             tg.start_soon(feed.run)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
             try:
                 yield
             finally:
+                feed.close()
                 tg.cancel_scope.cancel()
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
-            error: BenchError = NotFound(
-                f"no route {request.method} {request.url.path}; routes: /v1/chat/completions, /v1/completions, "
-                "/v1/responses, /v1/messages, /v1/models, /v1beta/models/<collection>:generateContent, "
-                "/api/chat, /api/generate, /api/tags, /bench/verdict, /bench/pending, /bench/record, /bench/quotas, "
-                "/mcp, /api/status (admin) and /health")
+            error: BenchError = NotFound(f"no route {request.method} {request.url.path}; routes: {routes.listing()}")
         else:
             error = BenchError(exc.detail or "request refused")
             error.status = exc.status_code
@@ -109,6 +147,6 @@ def create_app(settings: Settings) -> Starlette:
         return response
 
     # the guard is outermost: every request, every route, before anything else reads it
-    middleware = [Middleware(Guard, settings=settings, render_error=web.refusals(render_error_for))]
-    return Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
+    middleware = [Middleware(Guard, settings=settings, render_error=render_error_for)]
+    return Starlette(routes=mount(), lifespan=lifespan, middleware=middleware,
                      exception_handlers={HTTPException: http_error})

@@ -6,17 +6,20 @@ console error and no request to any host but the server."""
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import verdicts as verdict_store
 from benchwarmers_mcp.store.models import alias_for
+from benchwarmers_mcp.store.verdicts import VerdictLine
 from tests.e2e.browser_kit import Watch, shot
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.servers import spawn_server
@@ -47,10 +50,14 @@ new MutationObserver((changes) => {
 """
 
 
-def verdict_rows(home: Path) -> list[sqlite3.Row]:
-    with sqlite3.connect(home / "benchwarmers.db") as db:
-        db.row_factory = sqlite3.Row
-        return db.execute("SELECT * FROM verdicts ORDER BY id").fetchall()
+def verdict_rows(home: Path) -> list[VerdictLine]:
+    """The verdict log, read through the store (in a thread: Playwright's loop runs in this one)."""
+    async def read() -> list[VerdictLine]:
+        async with Database(home / "benchwarmers.db") as db:
+            return await verdict_store.log(db)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, read).result()
 
 
 def first_run(page, upstream: str) -> None:
@@ -130,10 +137,11 @@ def test_first_run_ask_judge_and_every_page(browser: Browser, fake: FakeUpstream
         calls = ask_and_judge(page, home)
 
         rows = verdict_rows(home)
-        assert [(r["call"], bool(r["useful"])) for r in rows] == [(c, u) for c, u in zip(calls.values(), (True, True, False), strict=True)]
-        assert rows[1]["note"] == "right about the cache" and json.loads(rows[1]["real"]) == ["the race in refresh()"]
-        assert json.loads(rows[2]["false_claims"]) == ["the SQL injection", "the missing lock"]
-        assert {r["key_name"] for r in rows} == {"dashboard"}
+        verdicts = [r.verdict for r in rows]
+        assert [(v.call, v.useful) for v in verdicts] == [(c, u) for c, u in zip(calls.values(), (True, True, False), strict=True)]
+        assert verdicts[1].note == "right about the cache" and verdicts[1].real == ("the race in refresh()",)
+        assert verdicts[2].false == ("the SQL injection", "the missing lock")
+        assert {r.key_name for r in rows} == {"dashboard"}
 
         for title in PAGES:  # every page through the sidebar
             page.get_by_role("navigation", name="Dashboard").get_by_role("link", name=title, exact=True).click()

@@ -1,11 +1,10 @@
-"""Info: the version, Python, SQLite, where the data lives, how much is in it, and this
+"""Info: the version, Python, the store's backend, where the data lives, how much is in it, and this
 process's live feed."""
 
 from __future__ import annotations
 
 import os
 import platform
-import sqlite3
 import sys
 from typing import Any
 
@@ -23,11 +22,11 @@ def _size(path: Any) -> int:
 
 async def load(view: View) -> dict[str, Any]:
     s = view.ctx.settings
-    feed = view.ctx.extras.get("events")
+    feed = view.ctx.events
     db_path = s.db_path
     wal = db_path.with_name(db_path.name + "-wal")
     return {"facts": {"Benchwarmers": __version__, "Python": sys.version.split()[0],
-                      "Platform": platform.platform(terse=True), "SQLite": sqlite3.sqlite_version,
+                      "Platform": platform.platform(terse=True), "Store": view.ctx.db.backend,
                       "Data folder": str(s.home), "Database": f"{db_path} ({(_size(db_path) + _size(wal)) / 1e6:.1f} MB)",
                       "Config folder": str(s.config_dir), "Process": str(os.getpid()),
                       "Live feed": f"{feed.listeners} listening, last event {feed.last}" if feed else "off"},

@@ -22,8 +22,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of
+from benchwarmers_mcp.engine.collections import reply_mode
 from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, SeatDone, start_panel
 from benchwarmers_mcp.errors import BadRequest, BenchError
+from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.calls import SeatRecord
@@ -94,12 +96,15 @@ async def _stream(run: PanelRun, keepalive: float) -> AsyncIterator[bytes]:
 
 @admin
 async def ask(request: Request) -> Response:
-    ctx = ctx_of(request)
+    ctx, access = ctx_of(request), access_of(request)
     body = await body_as(request, AskIn, "ask")
-    collection = await collection_store.resolve(ctx.db, body.collection.strip().removeprefix("bench/"))
+    name = body.collection.strip().removeprefix("bench/")
+    access.check(name)
+    collection = await collection_store.resolve(ctx.db, name)
     question = Ask(collection=collection.name, messages=(Message("user", _map_parts(body)),), reply=body.reply,
                    stream=True, key_name=WHO)
-    run = await start_panel(ctx, question, collection)
+    run = await start_panel(ctx, question, collection, reply_mode(question, collection, can_route=False),
+                            access=access)
     return StreamingResponse(_stream(run, ctx.settings.keepalive), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Bench-Panel": run.id,
                                       "X-Accel-Buffering": "no"})

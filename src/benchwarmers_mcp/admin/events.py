@@ -43,8 +43,8 @@ def since_of(request: Request) -> int | None:
 
 
 def feed_of(request: Request) -> Feed:
-    feed = ctx_of(request).extras.get("events")
-    if not isinstance(feed, Feed):
+    feed = ctx_of(request).events
+    if feed is None:
         raise BenchError("the event feed is not running on this server")
     return feed
 

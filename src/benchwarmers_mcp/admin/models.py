@@ -14,10 +14,10 @@ from starlette.responses import Response
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.store import calls, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.models import ModelRecord, family_of
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
@@ -71,9 +71,8 @@ def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: froz
 
 
 async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]:
-    rows = await ctx.db.fetchall("SELECT alias, COUNT(*) FROM seats GROUP BY alias")
     out: dict[str, dict[str, int]] = {a: {"calls": 0, "useful": 0, "judged": 0} for a in aliases}
-    for alias, n in rows:
+    for alias, n in (await calls.seat_counts(ctx.db)).items():
         if alias in out:
             out[alias]["calls"] = n
     for alias, (useful, judged) in (await verdicts.useful_counts(ctx.db, aliases)).items():

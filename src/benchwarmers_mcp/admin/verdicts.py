@@ -11,8 +11,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import ADMIN_MAX_BODY, admin, ctx_of, ok
-from benchwarmers_mcp.gateway.bench_routes import parse_verdict
-from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.engine.verdicts import parse_verdict
+from benchwarmers_mcp.inbound import read_json
 from benchwarmers_mcp.store import verdicts
 
 WHO = "dashboard"

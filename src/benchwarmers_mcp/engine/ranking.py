@@ -75,9 +75,9 @@ async def lineup(db: Database, collection: Collection, ask: Ask) -> Lineup:
         model = registered.get(alias)
         reason = ("other", "not registered") if model is None else _why_not(model, apis.get(model.endpoint), ask,
                                                                           estimate)
-        if reason is None:
+        if reason is None and model is not None:
             eligible.append(model)
-        else:
+        elif reason is not None:
             kinds.append(reason[0])
             skipped.append({"alias": alias, "why": reason[1]})
     if not eligible:

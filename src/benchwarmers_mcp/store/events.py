@@ -4,12 +4,13 @@ Triggers (``migrations.web_001_events``) add one ``events`` row inside the very 
 writes a seat, a panel, a verdict, a change-log line, an alert or a route turn, so an event
 commits exactly when the thing it announces does, whichever process wrote it.
 
-One :class:`Feed` per process tails the table on its own read-only connection (WAL: it never
-waits on a writer) and fans each batch out to its subscribers, the dashboard's server-sent-event
-streams. It reads only while someone listens: one indexed range read (``id > ?``) every
-``interval`` seconds, which finds nothing most of the time. A subscriber that falls behind is
-dropped; it comes back with its last id and is replayed from the table. Rows older than a day
-are pruned, never the newest, so ids never repeat.
+One :class:`Feed` per process tails the table on its own read-only connection
+(``Database.reader()``: it never waits on a writer and never sees a row before its commit) and fans
+each batch out to its subscribers, the dashboard's server-sent-event streams. It reads only while
+someone listens: one range read on the key (``id > ?``) every ``interval`` seconds, which finds
+nothing most of the time. A subscriber that falls behind is dropped; it comes back with its last id
+and is replayed from the table. Rows older than a day are pruned, never the newest, so ids never
+repeat. ``close()`` ends every subscription at once and takes no more (a stopping server).
 
 Cost (``benchmarks/events_cost.py``): the event row adds some 15 µs (6%) to a seat's ~220 µs write
 here; a tail read that finds nothing takes some 65 µs.
@@ -19,19 +20,16 @@ from __future__ import annotations
 
 import logging
 import math
-import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import aiosqlite
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Reader, ReadOnly, StoreUnavailable
 
 log = logging.getLogger("benchwarmers.events")
 
@@ -40,10 +38,6 @@ PRUNE_EVERY = 600.0
 BATCH = 500
 REPLAY_LIMIT = 2_000  # further behind than this, a subscriber is told to reload instead
 QUEUE = 256  # batches a subscriber may have waiting before it is dropped
-
-
-class Reader(Protocol):
-    async def fetchall(self, sql: str, params: Sequence[Any] = ...) -> list[sqlite3.Row]: ...
 
 
 @dataclass(frozen=True)
@@ -73,16 +67,6 @@ async def prune(db: Database, before: float) -> int:
     """Drop rows older than ``before``, never the newest row: the next id is always past every id
     ever given out, so a listener's last id stays meaningful."""
     return await db.write("DELETE FROM events WHERE at < ? AND id < (SELECT MAX(id) FROM events)", (before,))
-
-
-class _ReadOnly:
-    """A read-only connection of the feed's own, so tailing never queues behind the writer."""
-
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self.conn = conn
-
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return list(await self.conn.execute_fetchall(sql, params))
 
 
 class Subscription:
@@ -135,35 +119,39 @@ class Subscription:
 class Feed:
     """The per-process watcher. Enter it, start ``run()`` in a task group, then ``subscribe()``."""
 
-    def __init__(self, path: Path, writer: Database, interval: float = 0.25) -> None:
-        self.path = path
-        self.writer = writer
+    def __init__(self, db: Database, interval: float = 0.25) -> None:
+        self.writer = db
         self.interval = interval
         self.last = 0
+        self.closed = False
         self._subs: set[Subscription] = set()
-        self._reader: _ReadOnly | None = None
+        self._reader: ReadOnly | None = None
+        self._failing = False
 
     @property
     def listeners(self) -> int:
         return len(self._subs)
 
     async def __aenter__(self) -> Feed:
-        conn = await aiosqlite.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
-        await conn.execute("PRAGMA busy_timeout=5000")
-        self._reader = _ReadOnly(conn)
+        self._reader = await self.writer.reader().open()
         self.last = await head(self._reader)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self.close()
+        if self._reader is not None:
+            await self._reader.close()
+            self._reader = None
+
+    def close(self) -> None:
+        """End every subscription now and take no more: a stopping server waits on no live page."""
+        self.closed = True
         for sub in list(self._subs):
             sub.close()
         self._subs.clear()
-        if self._reader is not None:
-            await self._reader.conn.close()
-            self._reader = None
 
     @property
-    def reader(self) -> _ReadOnly:
+    def reader(self) -> ReadOnly:
         if self._reader is None:
             raise RuntimeError("the event feed is not open")
         return self._reader
@@ -179,11 +167,20 @@ class Feed:
             try:
                 if self._subs:
                     await self._tail()
-                if time.monotonic() - pruned > PRUNE_EVERY:
-                    pruned = time.monotonic()
-                    await prune(self.writer, time.time() - KEEP_SECONDS)
-            except (sqlite3.Error, ValueError):  # a locked or closing file: try again next round
-                log.warning("the event feed could not read the store", exc_info=True)
+                self._failing = False
+            except StoreUnavailable:  # a locked or closing file: try again next round, and say so once
+                if not self._failing:
+                    log.warning("the event feed could not read the store", exc_info=True)
+                self._failing = True
+            if time.monotonic() - pruned > PRUNE_EVERY:
+                pruned = time.monotonic()
+                await self._prune()
+
+    async def _prune(self) -> None:
+        try:
+            await prune(self.writer, time.time() - KEEP_SECONDS)
+        except Exception:  # the writer's own failure: the rows wait for the next round
+            log.warning("the event feed could not prune old events", exc_info=True)
 
     async def _tail(self) -> None:
         while True:
@@ -198,14 +195,18 @@ class Feed:
 
     @asynccontextmanager
     async def subscribe(self, since: int | None = None) -> AsyncIterator[Subscription]:
-        """A listener from ``since`` (replayed from the table), else from now."""
+        """A listener from ``since`` (replayed from the table), else from now. Once the feed is
+        closed, a listener hears nothing and ends at once."""
         now = await self.head()
         if not self._subs:
             self.last = max(self.last, now)
         sub = Subscription(now if since is None or since > now else since)
-        self._subs.add(sub)
+        if self.closed:
+            sub.close()
+        else:
+            self._subs.add(sub)
         try:
-            if sub.cursor < now:
+            if sub.cursor < now and not self.closed:
                 await self._replay(sub, now)
             yield sub
         finally:

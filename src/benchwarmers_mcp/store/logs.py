@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, placeholders
 
 LATEST_VERDICT = "SELECT call, MAX(id) AS id FROM verdicts GROUP BY call"
 
@@ -23,7 +23,7 @@ async def panels(db: Database, limit: int = 200) -> list[dict[str, Any]]:
            for r in rows}
     if not out:
         return []
-    marks = ",".join("?" * len(out))
+    marks = placeholders(out)
     seats = await db.fetchall(
         "SELECT s.panel, s.call, s.seat, s.label, s.alias, s.status, s.seconds, s.at, v.useful"
         f" FROM seats s LEFT JOIN ({LATEST_VERDICT}) last ON last.call = s.call"
@@ -53,7 +53,7 @@ async def conversations(db: Database, limit: int = 200) -> list[dict[str, Any]]:
     out = [dict(r) for r in rows]
     if not out:
         return out
-    marks = ",".join("?" * len(out))
+    marks = placeholders(out)
     last = await db.fetchall(
         "SELECT t.conversation, t.status, t.alias, t.seconds, t.finish FROM route_turns t"
         " JOIN (SELECT conversation, MAX(id) AS id FROM route_turns"

@@ -10,7 +10,7 @@ from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
 ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -61,7 +61,12 @@ def _opt_bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _row(row) -> ModelRecord:
+def _opt_int(value: bool | None) -> int | None:
+    """A yes/no/unknown fact as its column holds it (an integer, so every backend takes it)."""
+    return None if value is None else int(value)
+
+
+def _row(row: Row) -> ModelRecord:
     return ModelRecord(
         alias=row["alias"], served=row["served"], endpoint=row["endpoint"], family=row["family"],
         role=row["role"], ad_hoc=bool(row["ad_hoc"]), vision=_opt_bool(row["vision"]),
@@ -91,7 +96,7 @@ async def register(db: Database, record: ModelRecord) -> ModelRecord:
             "INSERT INTO models (alias, served, endpoint, family, role, ad_hoc, vision, tools, context_window,"
             " max_output, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record.alias, record.served, record.endpoint, record.family or family_of(record.served),
-             record.role, int(record.ad_hoc), record.vision, record.tools, record.context_window,
+             record.role, int(record.ad_hoc), _opt_int(record.vision), _opt_int(record.tools), record.context_window,
              record.max_output, json.dumps(record.options), time.time()),
         )
         await log_change(tx, "model.register", record.alias, {"served": record.served, "endpoint": record.endpoint})
@@ -141,6 +146,12 @@ async def retire(db: Database, alias: str, why: str) -> ModelRecord:
         await tx.execute("UPDATE models SET retired_at = ?, retired_why = ? WHERE alias = ?", (time.time(), why, alias))
         await log_change(tx, "model.retire", alias, {"why": why})
     return await get(db, alias)
+
+
+async def set_last_used(db: Database, alias: str, at: float | None) -> None:
+    """Set a model's last use exactly (``None``: never used), as explorer seating reads it. Seats and
+    route calls move it forward on their own; this is for putting a model back in the queue."""
+    await db.write("UPDATE models SET last_used = ? WHERE alias = ?", (at, alias))
 
 
 async def restore(db: Database, alias: str) -> ModelRecord:

@@ -17,7 +17,7 @@ refused key or billing problem pauses the whole connection with an alert.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -411,11 +411,3 @@ async def overview(db: Database, now: float) -> dict[str, Any]:
                                               "reasoning": 0})})
     return {"connections": out, "at": quota.iso(now)}
 
-
-def resting_now(db: Database) -> Callable[[], Awaitable[list[str]]]:
-    """The ``ctx.extras["resting"]`` hook: aliases resting now (rests and paused connections)."""
-
-    async def resting() -> list[str]:
-        return await store.resting_aliases(db, time.time())
-
-    return resting

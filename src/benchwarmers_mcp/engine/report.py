@@ -1,18 +1,27 @@
-"""What a panel looks like to a caller, whatever the dialect: the markdown content (heading,
-a section per seat, a verdict footer), the merged content, and the ``bench`` field."""
+"""What a panel and a route turn look like to a caller, whatever face it came through: a panel's
+markdown (a heading, a section per seat, a verdict footer; or the merged answer), and the ``bench``
+object of both. Wire-neutral: each dialect, MCP and the CLI put these in their own envelopes.
+
+The ``bench`` object is part of the wire contract: its keys, and their order, stay as they are.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from benchwarmers_mcp.engine.panel import PanelRun
+from benchwarmers_mcp.engine.route import RouteTurn
+from benchwarmers_mcp.messages import Usage
 from benchwarmers_mcp.store.calls import SeatRecord
 
 VERDICT_HINT = 'POST /bench/verdict {"call", "useful": true|false, "note", "real": [...], "false": [...]}'
+ROUTE_VERDICT_HINT = ('optional, once per conversation: POST /bench/verdict {"call": "<call>", "useful": true|false, '
+                      '"note": "..."}')
 EMPTY_NOTE = ("_empty reply: usually the model's token budget ran out (a reasoning model spent it thinking), "
               "not incapacity_")
 
+
+# ---- a panel's markdown ------------------------------------------------------------------------
 
 def heading(run: PanelRun) -> str:
     s = run.seating
@@ -61,10 +70,18 @@ def merged_content(run: PanelRun) -> str:
 
 
 def content(run: PanelRun) -> str:
+    """The whole panel's markdown, once the run is done."""
     return merged_content(run) if run.reply == "merged" else every_answer(run)
 
 
-def bench_field(run: PanelRun, *, include_answers: bool = True) -> dict[str, Any]:
+# ---- the bench object --------------------------------------------------------------------------
+
+def _usage(usage: Usage) -> dict[str, int]:
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+
+
+def panel_bench(run: PanelRun) -> dict[str, Any]:
+    """A panel's ``bench``: every seat in seat order with its call id, what was skipped, the merge."""
     seats = []
     notes = {seat.key: seat.note for seat in run.seating.seats if seat.note}
     for s in run.seats_in_seat_order():
@@ -72,8 +89,6 @@ def bench_field(run: PanelRun, *, include_answers: bool = True) -> dict[str, Any
         if s.seat in notes:
             entry["note"] = notes[s.seat]
         entry["error"] = s.error[-500:]
-        if not include_answers:
-            entry.pop("answer")
         if s.alias in run.simulated:
             entry["simulated"] = True
         seats.append(entry)
@@ -92,9 +107,29 @@ def bench_field(run: PanelRun, *, include_answers: bool = True) -> dict[str, Any
         else:
             out["reply"] = "all"
             out["note"] = merge.note if merge and merge.note else "the merge did not run"
-    usage = run.usage
-    out["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    out["usage"] = _usage(run.usage)
     return out
+
+
+def turn_bench(turn: RouteTurn) -> dict[str, Any]:
+    """A route turn's ``bench``: the conversation, the member and its call id, who failed over."""
+    out: dict[str, Any] = {"collection": turn.collection.qualified, "reply": "route",
+                           "conversation": turn.conversation, "call": turn.call, "alias": turn.alias,
+                           "turn": turn.turn}
+    if turn.failed_over:
+        out["failed_over"] = list(turn.failed_over)
+    if turn.skipped:
+        out["skipped"] = turn.skipped
+    out["verdict"] = ROUTE_VERDICT_HINT.replace("<call>", turn.call or "<call>")
+    if turn.usage:
+        out["usage"] = _usage(turn.usage)
+    return out
+
+
+def progress_field(run: PanelRun) -> dict[str, Any]:
+    """How far a streamed panel is, as data on each piece (``bench_progress``): its seats, and how
+    many are done, so a client counts from numbers, never from the markdown."""
+    return {"panel": run.id, "seats": len(run.seating.seats), "done": len(run.seats_done)}
 
 
 def reply_headers(run: PanelRun, overhead_ms: float) -> dict[str, str]:
@@ -102,7 +137,5 @@ def reply_headers(run: PanelRun, overhead_ms: float) -> dict[str, str]:
     return {"X-Bench-Panel": run.id, "X-Bench-Overhead-Ms": f"{overhead_ms:.1f}"}
 
 
-def seats_header(run: PanelRun) -> str:
-    """For dialects with no room in the body (Gemini): the seats as compact JSON."""
-    return json.dumps([{"call": s.call, "seat": s.label, "alias": s.alias, "status": s.status}
-                       for s in run.seats_in_seat_order()], separators=(",", ":"))
+__all__ = ["EMPTY_NOTE", "ROUTE_VERDICT_HINT", "VERDICT_HINT", "content", "every_answer", "footer", "heading",
+           "merged_content", "panel_bench", "section", "turn_bench"]
