@@ -95,6 +95,27 @@ async def test_a_listener_that_falls_behind_is_dropped_and_one_far_behind_reload
             assert behind.reset and behind.cursor == await feed.head()
 
 
+async def test_closing_the_feed_ends_every_listener_and_takes_no_more(home: Path) -> None:
+    async with Database(home / "b.db") as db, Feed(db, interval=0.01) as feed, anyio.create_task_group() as tg:
+        tg.start_soon(feed.run)
+        async with feed.subscribe() as sub:
+            ended: list[object] = []
+
+            async def listen() -> None:
+                ended.append(await sub.next(None))  # waits with no timeout: only the close ends it
+
+            async with anyio.create_task_group() as listening:
+                listening.start_soon(listen)
+                await anyio.sleep(0.05)
+                assert feed.listeners == 1
+                feed.close()
+            assert ended == [None] and feed.listeners == 0
+        await a_panel(db)
+        async with feed.subscribe(0) as late:  # a listener after the close hears nothing, not even the past
+            assert await late.next(None) is None and feed.listeners == 0
+        tg.cancel_scope.cancel()
+
+
 async def test_old_events_are_pruned(home: Path) -> None:
     async with Database(home / "b.db") as db:
         await a_panel(db)

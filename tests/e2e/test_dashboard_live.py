@@ -1,10 +1,14 @@
 """Live pages: a browser on one server process sees panels, verdicts and changes made through
 another process on the same data folder, pushed by server-sent events, and the page makes no
-request at all while nothing happens (no polling)."""
+request at all while nothing happens (no polling); a stopping server ends its event streams
+first, so an open tab never holds it."""
 
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -12,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.e2e.browser_kit import Watch, shot
-from tests.servers import spawn_server
+from tests.servers import free_port, server_env, spawn_server, wait_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -59,3 +63,30 @@ def test_a_page_on_one_process_hears_what_another_did(browser: Browser, home: Pa
         assert asked <= {"/api/events", "/logs"}, asked
         assert watch.errors == []
         context.close()
+
+
+def test_a_stopping_server_ends_its_event_streams_at_once(home: Path) -> None:
+    """SIGTERM with a dashboard listening: the stream ends with ``closing`` (the app is told before
+    the server waits for open requests; a stream that merely ran out its 15 s would end without
+    it), and the server stops cleanly."""
+    port = free_port()
+    with open(home.parent / "stopping.log", "ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "benchwarmers_mcp", "serve"], env=server_env(home, port),
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base, proc)
+        with httpx.Client(base_url=base, timeout=60) as client, client.stream("GET", "/api/events") as r:
+            lines = r.iter_lines()
+            opening = [next(lines) for _ in range(5)]  # retry, id, event, data, and the blank line
+            assert opening[2] == "event: ready", opening
+            proc.terminate()
+            rest = list(lines)
+        assert "event: closing" in rest, rest
+        # uvicorn re-raises the signal once it has shut down: the conventional end of a stopped server
+        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+        assert "Traceback" not in (home.parent / "stopping.log").read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -6,8 +6,8 @@ route turn, whichever process on the data folder wrote it): ``id: <n>``, ``event
 newest event, so a browser always has a ``Last-Event-ID`` to resume from) and resumes after
 ``Last-Event-ID`` or ``?after=<id>``, replayed from the table. ``reset`` means too much was
 missed to replay: reload. A stream lasts ``LIFETIME`` seconds and asks the browser to come back
-after ``RETRY_MS``: a server that is stopping never waits long on an open dashboard, and no event
-is lost in between.
+after ``RETRY_MS``, so no event is lost in between. A server that is stopping ends every stream at
+once with ``closing`` (``app.closing``): it never waits on an open dashboard.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ async def _stream(feed: Feed, since: int | None) -> AsyncIterator[bytes]:
         with anyio.move_on_after(LIFETIME):
             while True:
                 batch = await sub.next(KEEPALIVE)
-                if batch is None:
+                if batch is None:  # dropped for falling behind, or the server is stopping
+                    if feed.closed:
+                        yield b"event: closing\ndata: {}\n\n"
                     return
                 if not batch:
                     yield b": keep-alive\n\n"
