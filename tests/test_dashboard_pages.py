@@ -13,11 +13,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchwarmers_mcp import routes
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.routes import is_page
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.web import site as site_module
 from benchwarmers_mcp.web.assets import Assets
 from benchwarmers_mcp.web.registry import Page, discover, sidebar
+from benchwarmers_mcp.web.registry import discover as real_discover
 from benchwarmers_mcp.web.site import safe_next
 from tests.servers import free_port, serve_in_thread
 
@@ -152,3 +155,47 @@ def test_with_a_token_pages_redirect_and_the_api_refuses(guarded: str) -> None:
         assert client.get("/logs").status_code == 200
         assert "Log out" in client.get("/").text
         assert client.get("/login").text.count("You are logged in") == 1
+
+
+def test_every_page_is_answered_by_the_route_tables_one_page_entry() -> None:
+    """No page has a line in routes.py: the table's ``/{page:page}`` entry answers each, as admin
+    with the ``page`` error shape, and no other entry is hidden by it."""
+    for page in discover():
+        assert routes.find(page.path) is routes.PAGES, page.path
+        assert routes.access_class(page.path) == "admin" and routes.shape_of(page.path) == "page"
+    assert [e for e in routes.TABLE if e.handler == routes.PAGES.handler] == [routes.PAGES]
+    assert routes.table_problems(routes.TABLE) == []
+    for path in ("/health", "/login", "/logout", "/mcp", "/models", "/responses", "/completions", "/v1", "/bench",
+                 "/api", "/static"):
+        assert routes.find(path) is not routes.PAGES, path  # a route's own path, or no route at all
+
+
+def test_a_new_page_is_one_module_and_one_template(api: httpx.Client, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page module the registry finds is served at its path and listed in the sidebar, with
+    nothing added to the route table (``site()`` gathers the pages on first use)."""
+    package = tmp_path / "more_pages"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "checks.py").write_text(
+        "from benchwarmers_mcp.web.registry import Page\n\n"
+        "async def load(view):\n    return {'message': 'every probe answered'}\n\n"
+        "PAGE = Page('/health-checks', 'Health', 'Observe', 30, 'error.html', load, live=frozenset({'alert'}))\n")
+    monkeypatch.syspath_prepend(str(package.parent))
+    monkeypatch.setattr(site_module, "discover", lambda: real_discover() + real_discover("more_pages"))
+    site_module.site.cache_clear()
+    try:
+        reply = api.get("/health-checks")
+        assert reply.status_code == 200 and "every probe answered" in reply.text
+        assert "<h1>Health</h1>" in reply.text and 'data-live="alert"' in reply.text
+        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:7], "Health", *SIDEBAR[7:]]
+    finally:
+        site_module.site.cache_clear()
+
+
+def test_a_path_no_page_has_is_a_404_page(api: httpx.Client) -> None:
+    reply = api.get("/nothing-here")
+    assert reply.status_code == 404 and reply.headers["content-type"].startswith("text/html")
+    assert "no page at /nothing-here" in reply.text and links(reply.text) == ["Benchwarmers", *SIDEBAR]
+    assert reply.headers["content-security-policy"].startswith("default-src 'self'")
+    assert api.get("/ask/deeper").status_code == 404  # pages are one segment: no route, the default 404

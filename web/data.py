@@ -88,7 +88,7 @@ class FirstRun:
 
 
 def first_run(counts: dict[str, int]) -> FirstRun:
-    for step, name in ((1, "endpoints"), (2, "models"), (3, "collections"), (4, "panels")):
+    for step, name in ((1, "endpoints"), (2, "on_bench"), (3, "collections"), (4, "panels")):
         if not counts[name]:
             return FirstRun(step, counts)
     return FirstRun(0, counts)

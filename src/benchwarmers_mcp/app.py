@@ -71,23 +71,24 @@ class Endpoint:
         await self.load()(scope, receive, send)
 
 
-class Segment(Convertor[str]):
+def convertor(pattern: str) -> Convertor[str]:
     """A parameter kind the table names (``routes.CONVERTORS``), so Starlette matches what it matches."""
 
-    def __init__(self, regex: str) -> None:
-        self.regex = regex
+    class Segment(Convertor[str]):
+        def convert(self, value: str) -> str:
+            return value
 
-    def convert(self, value: str) -> str:
-        return value
+        def to_string(self, value: str) -> str:
+            return value
 
-    def to_string(self, value: str) -> str:
-        return value
+    Segment.regex = pattern
+    return Segment()
 
 
 def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
     """The table as Starlette routes, in its order: the only routes the app has."""
-    for kind, regex in routes.CONVERTORS.items():
-        register_url_convertor(kind, Segment(regex))
+    for kind, pattern in routes.CONVERTORS.items():
+        register_url_convertor(kind, convertor(pattern))
     return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
 
 

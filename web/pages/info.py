@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 from benchwarmers_mcp import __version__
@@ -13,7 +14,7 @@ from benchwarmers_mcp.store import stats
 from benchwarmers_mcp.web.registry import Page, View
 
 
-def _size(path: Any) -> int:
+def _size(path: Path) -> int:
     try:
         return int(path.stat().st_size)
     except OSError:

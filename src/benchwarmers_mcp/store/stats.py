@@ -9,30 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchwarmers_mcp.store import summary
 from benchwarmers_mcp.store.db import Database
 
 DAY = 86_400
 
+# the status summary's counts (``summary.COUNTS``) and what the dashboard shows beside them
 COUNTS = {
-    "endpoints": "SELECT COUNT(*) FROM endpoints",
-    "models": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL",
-    "retired": "SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL",
-    "collections": "SELECT COUNT(*) FROM collections",
-    "panels": "SELECT COUNT(*) FROM panels",
+    **summary.COUNTS,
     "conversations": "SELECT COUNT(*) FROM route_conversations",
-    "seats": "SELECT COUNT(*) FROM seats",
-    "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
-    "owed": "SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty') AND call NOT IN (SELECT call FROM verdicts)",
     "alerts": "SELECT COUNT(*) FROM alerts WHERE cleared_at IS NULL",
     "gateway_keys": "SELECT COUNT(*) FROM gateway_keys",
 }
+COUNTS_SQL = "SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items())
 
 
 async def counts(db: Database) -> dict[str, int]:
-    """Every count in one statement: one read, one consistent snapshot."""
-    row = await db.fetchone("SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items()))
-    assert row is not None
-    return {name: int(row[name]) for name in COUNTS}
+    """Every count in one statement (one read, one consistent snapshot), and ``on_bench``: the
+    models that may be seated (registered or ad hoc, not retired)."""
+    row = await db.fetchone(COUNTS_SQL)
+    if row is None:
+        raise RuntimeError("a query of counts returned no row")
+    out = {name: int(row[name]) for name in COUNTS}
+    out["on_bench"] = out["models"] + out["ad_hoc"]
+    return out
 
 
 def _days_sql(first: int, days: int) -> tuple[str, list[float]]:
