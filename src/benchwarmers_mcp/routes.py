@@ -13,6 +13,11 @@ HTTP client) and the guard read the table without loading a handler. A handler i
 ``"module:attribute"`` string that the app imports on the route's first request, so a dialect or
 the MCP server costs nothing at start-up until something calls it.
 
+The dashboard's pages are one entry (``PAGES``, ``/{page:page}``): its ``page`` parameter kind
+(``CONVERTORS``, registered with Starlette by ``app.mount``) is the root or one segment that no
+other route and no gateway area begins with, so it hides nothing, and the web registry answers
+whichever pages exist: a new page adds no line here.
+
 A path no route matches is ``admin``: closed by default. Only inside a gateway area (``AREAS``:
 ``/v1``, ``/v1beta``, ``/bench``, ``/models``) is it a gateway path, so a client's typo is judged by
 its gateway key and answered 404 in its own shape.
