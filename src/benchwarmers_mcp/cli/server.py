@@ -17,8 +17,9 @@ from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 
 # Seconds a stopping server gives the requests still open (a panel's streamed answers) before it
-# cancels them: enough for the seats of a panel under way to land, short of a service manager's
-# own patience (systemd waits 90 s, Docker 10 s before it kills; give Docker --stop-timeout 35).
+# cancels them: enough for the seats of a panel under way to land, short of systemd's 90 s before
+# it kills (Docker's default is 10 s: a container that should let answers land wants a longer
+# stop timeout).
 SHUTDOWN_GRACE = 30
 
 
@@ -29,7 +30,8 @@ def serve(settings: Settings) -> int:
 
     problems = startup_problems(settings)
     if problems:
-        print("benchwarmers: refusing to start:\n" + "\n".join(f"  - {p}" for p in problems), file=sys.stderr)
+        # One whole line per reason: a container log or a host's log viewer shows each line alone.
+        print("\n".join(f"benchwarmers: refusing to start: {p}" for p in problems), file=sys.stderr)
         return 2
     to_stderr()
     settings.home.mkdir(parents=True, exist_ok=True)
