@@ -1,4 +1,4 @@
-"""The admin routes the dashboard added, against a real server on a free port: asking with each
+"""The admin routes the dashboard added, against the app in-process (its lifespan run): asking with each
 seat streamed as it finishes, verdicts with a login, trying an endpoint before it is saved, the
 default endpoint, logs without prompts, chart figures and the event stream."""
 
@@ -17,14 +17,15 @@ from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import verdicts as verdict_store
 from benchwarmers_mcp.store.verdicts import VerdictLine
 from tests.fakes.openai_upstream import FakeUpstream
+from tests.kits.loopback import Loopback
 
 SECRET = "sk-dashboard-test-0123456789"
 PROMPT = "a question nobody may read back from the logs"
 
 
 @pytest.fixture
-def api(gateway: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=gateway, timeout=30) as client:
+def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
+    with net.client(base_url=gateway, timeout=30) as client:
         yield client
 
 

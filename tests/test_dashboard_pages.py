@@ -7,14 +7,12 @@ from __future__ import annotations
 import gzip
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from benchwarmers_mcp import routes
-from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.routes import is_page
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.web import site as site_module
@@ -22,15 +20,16 @@ from benchwarmers_mcp.web.assets import Assets
 from benchwarmers_mcp.web.registry import Page, discover, sidebar
 from benchwarmers_mcp.web.registry import discover as real_discover
 from benchwarmers_mcp.web.site import safe_next
-from tests.servers import free_port, serve_in_thread
+from tests.kits.gateway import serve_gateway
+from tests.kits.loopback import Loopback
 
 SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Settings", "Info"]
 TOKEN = "a-long-enough-admin-token-for-tests"
 
 
 @pytest.fixture
-def api(gateway: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=gateway, timeout=30) as client:
+def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
+    with net.client(base_url=gateway, timeout=30) as client:
         yield client
 
 
@@ -89,10 +88,10 @@ def test_static_files_come_from_the_package_cached_by_version(api: httpx.Client)
 
 
 def test_a_page_is_gzipped_when_the_browser_takes_it(api: httpx.Client) -> None:
-    raw = httpx.get(str(api.base_url) + "/logs", headers={"Accept-Encoding": "gzip"})
+    raw = api.get("/logs", headers={"Accept-Encoding": "gzip"})
     assert raw.headers.get("content-encoding") == "gzip"
     assert "<h1>Logs</h1>" in raw.text
-    with httpx.stream("GET", str(api.base_url) + "/logs", headers={"Accept-Encoding": "gzip"}) as r:
+    with api.stream("GET", "/logs", headers={"Accept-Encoding": "gzip"}) as r:
         body = b"".join(r.iter_raw())
     assert b"<h1>Logs</h1>" in gzip.decompress(body)
 
@@ -133,25 +132,24 @@ def test_login_targets_stay_on_this_server() -> None:
 
 
 @pytest.fixture
-def guarded(settings: Settings) -> Iterator[str]:
-    port = free_port()
-    with serve_in_thread(create_app(replace(settings, port=port, admin_token=TOKEN)), port) as base:
-        yield base
+def guarded(settings: Settings, net: Loopback) -> Iterator[httpx.Client]:
+    with net.client(base_url=serve_gateway(net, settings, admin_token=TOKEN), timeout=30) as client:
+        yield client
 
 
-def test_with_a_token_pages_redirect_and_the_api_refuses(guarded: str) -> None:
-    page = httpx.get(guarded + "/logs", follow_redirects=False)
+def test_with_a_token_pages_redirect_and_the_api_refuses(guarded: httpx.Client, net: Loopback) -> None:
+    page = guarded.get("/logs", follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"] == "/login?next=/logs"
     assert page.headers["content-security-policy"].startswith("default-src 'self'")
-    api = httpx.get(guarded + "/api/logs")
+    api = guarded.get("/api/logs")
     assert api.status_code == 401 and api.json()["error"]["message"]
-    assert httpx.get(guarded + "/login").status_code == 200
-    assert httpx.get(guarded + "/static/app.css").status_code == 200  # the login page's own assets
-    assert httpx.get(guarded + "/v1/models").status_code == 401  # gateway routes keep their own answer
-    session = httpx.post(guarded + "/login", json={"token": TOKEN})
+    assert guarded.get("/login").status_code == 200
+    assert guarded.get("/static/app.css").status_code == 200  # the login page's own assets
+    assert guarded.get("/v1/models").status_code == 401  # gateway routes keep their own answer
+    session = guarded.post("/login", json={"token": TOKEN})
     cookie = session.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
-    with httpx.Client(base_url=guarded, cookies=session.cookies) as client:
+    with net.client(base_url=str(guarded.base_url), cookies=session.cookies) as client:
         assert client.get("/logs").status_code == 200
         assert "Log out" in client.get("/").text
         assert client.get("/login").text.count("You are logged in") == 1

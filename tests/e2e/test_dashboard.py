@@ -20,9 +20,9 @@ from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import verdicts as verdict_store
 from benchwarmers_mcp.store.models import alias_for
 from benchwarmers_mcp.store.verdicts import VerdictLine
-from tests.e2e.browser_kit import Watch, shot
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import spawn_server
+from tests.kits.browser import Watch, shot
+from tests.kits.servers import spawn_server
 
 pytestmark = pytest.mark.e2e
 

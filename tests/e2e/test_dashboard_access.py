@@ -14,8 +14,8 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from tests.e2e.browser_kit import Watch, shot
-from tests.servers import serve_in_thread, spawn_server
+from tests.kits.browser import Watch, shot
+from tests.kits.servers import serve_in_thread, spawn_server
 
 pytestmark = pytest.mark.e2e
 

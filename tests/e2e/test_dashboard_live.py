@@ -15,8 +15,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.browser_kit import Watch, shot
-from tests.servers import free_port, server_env, spawn_server, wait_healthy
+from tests.kits.browser import Watch, shot
+from tests.kits.servers import free_port, server_env, spawn_server, wait_healthy
 
 pytestmark = pytest.mark.e2e
 

@@ -228,6 +228,8 @@ class ModelCaller:
             settlement.rest = refused.rest
         else:
             consequences(self.policy, settlement, call.gate, error, Seen.of(call.response), time.time())
+        if answer is not None and answer.tool_calls and call.model.tools is not True:
+            settlement.facts.append(("tools", True, f"answered with a tool call ({answer.tool_calls[0].name})"))
         await limit_store.settle(self.db, settlement)
 
 
