@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import h11
@@ -26,6 +27,12 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from benchwarmers_mcp.settings import Settings
+
+# Seconds a stopping server gives the requests still open (a panel's streamed answers) before it
+# cancels them: enough for the seats of a panel under way to land, short of systemd's 90 s before
+# it kills (Docker's default is 10 s: a container that should let answers land wants a longer
+# stop timeout).
+SHUTDOWN_GRACE = 30
 
 TIMED_OUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
              b"content-length: 41\r\n\r\nthe request head did not arrive in time.\n")
@@ -130,13 +137,30 @@ def bind_socket(settings: Settings) -> socket.socket:
     return sock
 
 
-def server_for(app: Any, settings: Settings) -> uvicorn.Server:
-    """uvicorn for ``app`` with the connection bounds of ``settings``."""
+class Server(uvicorn.Server):
+    """uvicorn's server, which tells the app it is stopping before it waits for open requests: the
+    dashboard's event streams end at once (``app.closing``), so an open browser tab never holds a
+    stopping server. What is still in flight then (a panel's answers) gets ``SHUTDOWN_GRACE``."""
+
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None] | None = None) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.on_stop is not None:
+            self.on_stop()
+        await super().shutdown(sockets)
+
+
+def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | None = None) -> Server:
+    """uvicorn for ``app`` with the connection bounds of ``settings``; ``on_stop`` runs first when it stops."""
     config = uvicorn.Config(app, host=settings.bind, port=settings.port, http=protocol_for(settings),
                             timeout_keep_alive=max(1, round(settings.keep_alive_timeout)),
                             h11_max_incomplete_event_size=settings.max_head_bytes, log_level="warning",
-                            access_log=False, lifespan="on", server_header=False)
-    return uvicorn.Server(config)
+                            access_log=False, lifespan="on", server_header=False,
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE)
+    return Server(config, on_stop)
 
 
-__all__ = ["BoundedH11Protocol", "ListenError", "bind_problem", "bind_socket", "protocol_for", "server_for"]
+__all__ = ["SHUTDOWN_GRACE", "BoundedH11Protocol", "ListenError", "Server", "bind_problem", "bind_socket", "protocol_for",
+           "server_for"]

@@ -108,7 +108,7 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         sock = bind_socket(settings)
     except ListenError as e:
         return refuse(str(e))
-    from benchwarmers_mcp.app import create_app  # after the checks: a refusal never loads the whole app
+    from benchwarmers_mcp.app import closing, create_app  # after the checks: a refusal never loads the app
 
     try:
         make_folder(settings.home)
@@ -116,12 +116,16 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         to_stderr()
         print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})",
               file=sys.stderr, flush=True)
-        server_for(create_app(settings), settings).run(sockets=[sock])
+        app = create_app(settings)
+        server = server_for(app, settings, on_stop=lambda: closing(app))
+        server.run(sockets=[sock])
     except StartError as e:
         return refuse(e.message, e.code)
+    except KeyboardInterrupt:
+        return 0
     finally:
         sock.close()
-    return 0
+    return 0 if server.started else 3  # uvicorn's own code for a server that never started
 
 
 def serve(settings: Settings) -> int:
