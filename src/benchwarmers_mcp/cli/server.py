@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+import logging
 import signal
 import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
@@ -25,11 +29,33 @@ def serve(settings: Settings) -> int:
         print("benchwarmers: refusing to start:\n" + "\n".join(f"  - {p}" for p in problems), file=sys.stderr)
         return 2
     to_stderr()
+    config = log_config(settings)
     settings.home.mkdir(parents=True, exist_ok=True)
     print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)
     uvicorn.run(create_app(settings), host=settings.bind, port=settings.port, log_level="warning",
-                access_log=False, lifespan="on")
+                access_log=False, lifespan="on", log_config=config)
     return 0
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """uvicorn's logging, plus a handler for everything else, every handler masking every provider
+    key the key store knows (``KeyMaskFilter``): no record, traceback included, prints a key."""
+    from benchwarmers_mcp.access.access_log import LOGGER
+    from benchwarmers_mcp.upstream.keys import KeyStore
+    from benchwarmers_mcp.upstream.masking import KeyMaskFilter
+
+    keys = KeyMaskFilter(KeyStore(settings.config_dir, settings.env_keys).values)
+    for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
+        handler.addFilter(keys)
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["filters"] = {"keys": {"()": lambda: keys}}
+    config["formatters"]["plain"] = {"format": "%(message)s"}
+    config["handlers"]["plain"] = {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
+                                   "formatter": "plain"}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["keys"]
+    config["root"] = {"handlers": ["plain"], "level": "WARNING"}
+    return config
 
 
 def _host(bind: str) -> str:

@@ -13,11 +13,12 @@ from typing import Any
 import httpx
 
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.errors import BenchError, UpstreamFailure
 from benchwarmers_mcp.providers.anthropic import VERSION as ANTHROPIC_VERSION
 from benchwarmers_mcp.providers.base import map_transport_errors, raise_for_status
 from benchwarmers_mcp.providers.simulated import demo_served_names
 from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.upstream.masking import Secrets
 
 LISTING_TIMEOUT = 30.0
 Pick = Callable[[Any], list[str]]
@@ -65,16 +66,23 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
 
 
 async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
-    """Every served name the endpoint lists, in its own order, without duplicates."""
+    """Every served name the endpoint lists, in its own order, without duplicates. What the upstream
+    sent (the listing, an error) is masked with what it was sent before anyone sees it."""
     if endpoint.simulated:
         return [served for served, _ in demo_served_names()]
-    url, headers, pick = listing_request(endpoint, ctx.keys.get(endpoint.key_name))
+    key = ctx.keys.get(endpoint.key_name)
+    secrets = Secrets.for_endpoint(endpoint.key_name, key, endpoint.headers)
+    url, headers, pick = listing_request(endpoint, key)
     timeout = httpx.Timeout(LISTING_TIMEOUT, connect=ctx.settings.upstream_connect_timeout)
-    with map_transport_errors():
-        response = await ctx.client.get(url, headers=headers, timeout=timeout)
-        await raise_for_status(response)
-        try:
-            data = response.json()
-        except ValueError:
-            raise UpstreamFailure(f"{endpoint.name}'s model listing is not JSON") from None
-    return list(dict.fromkeys(pick(data)))
+    try:
+        with map_transport_errors():
+            response = await ctx.client.get(url, headers=headers, timeout=timeout)
+            await raise_for_status(response)
+            try:
+                data = response.json()
+            except ValueError:
+                raise UpstreamFailure(f"{endpoint.name}'s model listing is not JSON") from None
+        return list(dict.fromkeys(pick(secrets.data(data))))
+    except BenchError as e:
+        secrets.error(e)
+        raise
