@@ -163,15 +163,20 @@ def quota_since(q: StoredQuota, now: float, slack: float = 0.0) -> float:
 def quota_left(q: StoredQuota, spends: list[Spend], now: float, slack: float = 0.0) -> tuple[int, float] | None:
     """What a reported window has left and when it next frees, or None when it no longer applies.
 
-    While it runs: its ``remaining`` minus what was sent after the call it was read from (that
-    call's own request is in ``remaining``). Once it reset (``renewed``): its ``limit`` minus what
-    was sent since the reset, until one window length after it."""
+    While it runs: its ``remaining`` minus every call in flight (no reply has reported on those, in
+    whatever order they reach the provider) and the calls settled since without a report. Once it
+    reset (``renewed``): its ``limit`` minus what was sent since the reset (and what, sent within
+    ``slack`` before it, is still in flight: it may land in the new window), until one window
+    length after it. A call settled before the reset was counted in the old window: had its reply
+    reported the new one, the window would be running again."""
     r = q.record
     if r.reset_at is not None and r.reset_at > now and r.remaining is not None:
-        return r.remaining - sum(_amount(s, r.metric) for s in spends if s.t > q.observed_at), r.reset_at
+        unseen = sum(_amount(s, r.metric) for s in spends if s.inflight or s.t > q.observed_at)
+        return r.remaining - unseen, r.reset_at
     if renewed(q, now) and r.reset_at is not None and r.limit is not None:
-        since = r.reset_at - slack
-        left = r.limit - sum(_amount(s, r.metric) for s in spends if s.t >= since)
+        reset = r.reset_at  # what was sent since, and what is still on its way from just before
+        left = r.limit - sum(_amount(s, r.metric) for s in spends
+                             if s.t >= reset or (s.inflight and s.t >= reset - slack))
         return left, r.reset_at + WINDOW_SECONDS.get(r.window, 60.0)
     return None
 
