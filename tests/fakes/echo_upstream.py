@@ -6,7 +6,8 @@ reach the gateway. The served model name picks where:
 streamed, the key cut across pieces), ``e401`` / ``e404`` / ``e429`` / ``e500`` (an error body,
 with the key in a header too), ``midway`` (half an answer, then an SSE error event naming the key),
 ``redirect`` (a Location on a host named after the key), ``badline`` (a stream line that is not
-JSON). ``GET /v1/models`` lists a model named after the key, or (``listing_fails``) refuses with
+JSON), ``crash`` (a tool call whose index is the key: the provider fails on it with the key in its
+exception, which a log's traceback then shows). ``GET /v1/models`` lists a model named after the key, or (``listing_fails``) refuses with
 the key in its body.
 """
 
@@ -95,6 +96,10 @@ class EchoUpstream:
                 f"data: {json.dumps({'error': {'message': f'stream died; your key was {secret}'}})}\n\n"]),
                 media_type="text/event-stream", headers=echo)
         arguments = json.dumps({"token": key, "note": "echo"})
+        if model == "crash":
+            message = {"role": "assistant", "content": "", "tool_calls": [
+                {"index": key, "id": "call_1", "type": "function", "function": {"name": "save", "arguments": "{}"}}]}
+            return JSONResponse({"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]})
         if not body.get("stream"):
             message = {"role": "assistant", "content": f"You sent me {secret}.", "reasoning_content": f"it is {key}",
                        "tool_calls": [{"id": "call_1", "type": "function",
