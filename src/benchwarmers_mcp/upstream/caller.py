@@ -13,9 +13,10 @@ timed from when the pacer lets it go, and each retry is let go by the pacer agai
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import anyio
 import httpx
@@ -238,12 +239,13 @@ class ModelCaller:
                 builder.add(out)
                 yield out
 
-    async def _stream_attempts(self, call: _Call, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def _stream_attempts(self, call: _Call, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         while True:
             call.attempts += 1
             started = False
-            try:
-                async with aclosing(self.provider(call).stream(request)) as events:
+            try:  # every provider's stream is an async generator function
+                stream = cast(AsyncGenerator[StreamEvent, None], self.provider(call).stream(request))
+                async with aclosing(stream) as events:
                     async for event in events:
                         started = True
                         yield event

@@ -319,7 +319,7 @@ def retry_wait(policy: PacingPolicy, error: ProviderError, attempt: int) -> floa
     if attempt > policy.retries:
         return None
     status = error.upstream_status
-    backoff = policy.backoff * 2 ** (attempt - 1)
+    backoff = policy.backoff * 2.0 ** (attempt - 1)
     if isinstance(error, RateLimited):
         wait = error.retry_after if error.retry_after is not None else quota.wait_in_text(error.message)
         return wait if status == 429 and wait is not None and wait <= policy.short_wait else None

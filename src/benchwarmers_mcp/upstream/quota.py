@@ -187,7 +187,8 @@ def records_from_body(error: Mapping[str, Any], now: float, wait: float | None) 
             scope = "model" if "permodel" in quota_id.lower() else "connection"
             records.append(QuotaRecord(metric, window, _int(str(v.get("quotaValue", ""))), 0, reset, scope, "body"))
     metadata = error.get("metadata")
-    copied = metadata.get("headers") if isinstance(metadata, dict) else None
+    metadata = metadata if isinstance(metadata, dict) else {}
+    copied = metadata.get("headers")
     if isinstance(copied, dict):
         message = f"{error.get('message', '')} {metadata.get('limit_source', '')}"
         headers = {str(k): str(v) for k, v in copied.items()}
