@@ -39,12 +39,14 @@ def serve(settings: Settings) -> int:
 
 def log_config(settings: Settings) -> dict[str, Any]:
     """uvicorn's logging, plus a handler for everything else, every handler masking every provider
-    key the key store knows (``KeyMaskFilter``): no record, traceback included, prints a key."""
+    key the key store knows, and the admin token (``KeyMaskFilter``): no record, traceback
+    included, prints one."""
     from benchwarmers_mcp.access.access_log import LOGGER
     from benchwarmers_mcp.upstream.keys import KeyStore
     from benchwarmers_mcp.upstream.masking import KeyMaskFilter
 
-    keys = KeyMaskFilter(KeyStore(settings.config_dir, settings.env_keys).values)
+    store = KeyStore(settings.config_dir, settings.env_keys)
+    keys = KeyMaskFilter(lambda: [*store.values(), *([settings.admin_token] if settings.admin_token else [])])
     for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
         handler.addFilter(keys)
     config = copy.deepcopy(LOGGING_CONFIG)

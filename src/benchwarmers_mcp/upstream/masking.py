@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -27,6 +27,7 @@ from benchwarmers_mcp.messages import Answer, Finish, ReasoningDelta, StreamEven
 
 MIN_SECRET = 6  # shorter values are not masked: masking "abc" everywhere would wreck every answer
 PARTIAL = 12  # this many characters of a secret (longer than any vendor's fixed prefix) are masked
+HEAD = 4  # a held-back tail this long or longer is found by where a secret's first HEAD characters are
 # header values sent with every request that are not secrets
 PUBLIC_HEADERS = frozenset({"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta",
                             "openai-beta", "http-referer", "referer", "x-title"})
@@ -42,6 +43,10 @@ class _Secret:
     def probe(self) -> str:
         return self.text[:PARTIAL]
 
+    @property
+    def head(self) -> str:
+        return self.text[:HEAD]
+
 
 def _spellings(value: str) -> set[str]:
     """As sent, JSON-escaped, URL-quoted, lower-cased (a host name, say)."""
@@ -52,23 +57,23 @@ def _spellings(value: str) -> set[str]:
 class Secrets:
     """What one call sent (or every key known, for logs), ready to mask text with."""
 
-    items: tuple[_Secret, ...] = ()
-    firsts: Mapping[str, tuple[_Secret, ...]] = field(default_factory=dict)
-    longest: int = 0
+    items: tuple[_Secret, ...] = ()  # longest first
+    # precomputed for the hot path: (spelling, its probe, its head, its token), and every
+    # secret's first one to HEAD - 1 characters (what a short held-back tail may be)
+    _scan: tuple[tuple[str, str, str, str], ...] = ()
+    _shorts: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, named: Iterable[tuple[str, str | None]]) -> Secrets:
         """``named`` is (what it is, value) pairs, e.g. ("key openai", "sk-...")."""
-        items: dict[str, _Secret] = {}
+        found: dict[str, _Secret] = {}
         for what, value in named:
             if value and len(value) >= MIN_SECRET:
                 for text in _spellings(value):
-                    items.setdefault(text, _Secret(text, TOKEN.format(what=what)))
-        ordered = tuple(sorted(items.values(), key=lambda s: len(s.text), reverse=True))
-        firsts: dict[str, tuple[_Secret, ...]] = {}
-        for s in ordered:
-            firsts[s.text[0]] = (*firsts.get(s.text[0], ()), s)
-        return cls(ordered, firsts, max((len(s.text) for s in ordered), default=0))
+                    found.setdefault(text, _Secret(text, TOKEN.format(what=what)))
+        items = tuple(sorted(found.values(), key=lambda s: len(s.text), reverse=True))
+        return cls(items, tuple((s.text, s.probe, s.head, s.token) for s in items),
+                   frozenset(s.text[:k] for s in items for k in range(1, HEAD)))
 
     @classmethod
     def for_endpoint(cls, key_name: str | None, key: str | None, headers: Mapping[str, str]) -> Secrets:
@@ -82,27 +87,32 @@ class Secrets:
 
     def mask(self, text: str) -> str:
         """Every secret, whole or a run of ``PARTIAL`` characters of it, replaced by its token."""
-        for s in self.items:
-            i = text.find(s.probe)
+        for secret, probe, _, token in self._scan:
+            i = text.find(probe)
             while i != -1:
-                n = len(s.probe)
-                while n < len(s.text) and i + n < len(text) and text[i + n] == s.text[n]:
+                n = len(probe)
+                while n < len(secret) and i + n < len(text) and text[i + n] == secret[n]:
                     n += 1
-                text = text[:i] + s.token + text[i + n:]
-                i = text.find(s.probe, i + len(s.token))
+                text = text[:i] + token + text[i + n:]
+                i = text.find(probe, i + len(token))
         return text
 
     def held_from(self, text: str) -> int:
-        """Where a tail that may be the start of a secret begins (``len(text)`` when none does)."""
-        start, cut = max(0, len(text) - self.longest + 1), len(text)
-        for first, secrets in self.firsts.items():
-            i = text.find(first, start)
+        """Where a tail that may be the start of a secret begins (``len(text)`` when none does). A
+        tail of ``HEAD`` characters or more starts where a secret's first ``HEAD`` do (rare in any
+        text, found by ``str.find``); a shorter one is one of the secrets' first few characters."""
+        size = cut = len(text)
+        for secret, _, head, _ in self._scan:
+            i = text.find(head, max(0, size - len(secret) + 1))
             while i != -1 and i < cut:
-                tail = text[i:]
-                if any(len(s.text) > len(tail) and s.text.startswith(tail) for s in secrets):
+                if secret.startswith(text[i:]):
                     cut = i
                     break
-                i = text.find(first, i + 1)
+                i = text.find(head, i + 1)
+        if cut == size:
+            for k in range(min(HEAD - 1, size), 0, -1):
+                if text[size - k:] in self._shorts:
+                    return size - k
         return cut
 
     def split(self, text: str) -> tuple[str, str]:

@@ -17,8 +17,9 @@ provider reported and that was nearly used up is followed, once it resets, by a 
 size (``renewed``): the calls queued behind it go out at most ``limit`` per window, not all at once.
 
 After a call (``consequences``): a 429 rests the model (the stated wait, where a used-up window
-reopening counts as one, else 30 minutes, at most 24 hours), a 5xx cools it down, timeouts in a row rest it, a 404 marks it for retirement, and a
-refused key or billing problem pauses the whole connection with an alert.
+reopening counts as one, else 30 minutes, at most 24 hours), a 5xx cools it down, timeouts in a
+row rest it, a 404 marks it for retirement, and a refused key or billing problem pauses the whole
+connection with an alert.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def check_limit(limit: UserLimit, spends: list[Spend], tokens: int, now: float, 
 
 def renewed(q: StoredQuota, now: float) -> bool:
     """A reported window that reset, was nearly used up when last reported (calls may be queued
-    behind it), and whose successor (as long as it was) is not over: ``store.limits.RENEWS_SQL``."""
+    behind it), and whose successor (as long as it was) is not over: ``store.limits.APPLIES_SQL``."""
     r = q.record
     return (r.reset_at is not None and r.reset_at <= now < r.reset_at + WINDOW_SECONDS.get(r.window, 60.0)
             and r.limit is not None and r.remaining is not None and r.remaining * 4 <= r.limit)
