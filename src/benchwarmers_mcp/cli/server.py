@@ -26,7 +26,8 @@ def serve(settings: Settings) -> int:
 
     problems = startup_problems(settings)
     if problems:
-        print("benchwarmers: refusing to start:\n" + "\n".join(f"  - {p}" for p in problems), file=sys.stderr)
+        # One whole line per reason: a container log or a host's log viewer shows each line alone.
+        print("\n".join(f"benchwarmers: refusing to start: {p}" for p in problems), file=sys.stderr)
         return 2
     to_stderr()
     config = log_config(settings)
