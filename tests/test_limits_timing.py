@@ -1,7 +1,7 @@
 """When a call counts against a hand-set limit: from the moment it is let go, never from when it was
 asked for (a call that waited in the pacer would otherwise leave the window early and let the next
 window burst), and each retry as the request it is. In-process, through ``ModelCaller`` against a
-mock upstream that keeps its own arrival times; ``test_limits_windows_processes.py`` is the same
+mock upstream that keeps its own arrival times; ``e2e/test_limits_windows_processes.py`` is the same
 rule across two server processes over whole minutes."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ endpoint's header values) in answers, streams, error bodies, headers, redirects,
 and model listings, through ``ModelCaller`` and the listing. Nothing it said reaches a consumer,
 the store (its raw database files included) or a log with the key in it. The end-to-end twin,
 through a server process, its replies, its log, the admin API and the CLI, is
-``test_leaks_processes.py``."""
+``e2e/test_leaks_processes.py``."""
 
 from __future__ import annotations
 
