@@ -27,8 +27,8 @@ from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
-from tests.security_kit import app_client, bearer
-from tests.seed import seed_async
+from tests.kits.security import app_client, bearer
+from tests.kits.seed import seed_async
 from tests.test_route_table import sample
 
 pytestmark = pytest.mark.anyio

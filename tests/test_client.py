@@ -25,8 +25,8 @@ from benchwarmers_mcp.client import (
     server_message,
 )
 from benchwarmers_mcp.settings import Settings
-from tests.seed import seed_async
-from tests.servers import free_port
+from tests.kits.seed import seed_async
+from tests.kits.servers import free_port
 
 pytestmark = pytest.mark.anyio
 

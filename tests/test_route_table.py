@@ -20,7 +20,7 @@ from benchwarmers_mcp.cli import remote
 from benchwarmers_mcp.gateway.shapes import renderer
 from benchwarmers_mcp.routes import TABLE, Entry, access_class, is_admin_path, shape_of, table_problems
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import app_client
+from tests.kits.security import app_client
 
 pytestmark = pytest.mark.anyio
 PACKAGE = Path(routes.__file__).parent

@@ -16,7 +16,8 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.errors import BadRequest, Forbidden, TooLarge, UnsupportedMediaType
 from benchwarmers_mcp.routes import access_class as route_class
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
+from tests.kits.loopback import Loopback
+from tests.kits.security import ADMIN_TOKEN, FAMILIES, app_client, raw_asgi, same_shape
 
 pytestmark = pytest.mark.anyio
 JSON = {"Content-Type": "application/json"}
@@ -150,13 +151,13 @@ async def test_cors_answers_carry_the_origin_only_on_gateway_routes(settings: Se
         assert all(v != "*" for v in r.headers.values())
 
 
-def test_real_clients_read_a_host_refusal_as_permission_denied(gateway: str) -> None:
+def test_real_clients_read_a_host_refusal_as_permission_denied(gateway: str, net: Loopback) -> None:
     evil = {"Host": "rebound.evil.example"}
-    oa = openai.OpenAI(base_url=gateway + "/v1", api_key="x", max_retries=0, default_headers=evil)
+    oa = openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key="x", max_retries=0, default_headers=evil)
     with pytest.raises(openai.PermissionDeniedError) as e:
         oa.chat.completions.create(model="bench/core", messages=[{"role": "user", "content": "hi"}])
     assert "unknown Host" in e.value.message
-    an = anthropic.Anthropic(base_url=gateway, api_key="x", max_retries=0, default_headers=evil)
+    an = anthropic.Anthropic(http_client=net.client2(), base_url=gateway, api_key="x", max_retries=0, default_headers=evil)
     with pytest.raises(anthropic.PermissionDeniedError):
         an.messages.create(model="bench/core", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
 

@@ -20,7 +20,7 @@ import pytest
 from benchwarmers_mcp.errors import ProviderError
 from benchwarmers_mcp.messages import Answer, AnswerBuilder, ModelRequest, user
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, endpoints, ledger, models
+from benchwarmers_mcp.store import Database, endpoints, facts, ledger, models
 from benchwarmers_mcp.store import limits as store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
@@ -101,11 +101,14 @@ async def test_an_echoing_upstream_leaks_the_key_nowhere(caller, db, home, echo,
 
     # everything the store holds about those calls, read back through the store
     now = time.time()
+    learned = await facts.rows_for(db)
     kept = json.dumps([await store.rests(db, now - 86400), await store.pauses(db, 0),
                        await store.open_alerts(db), await store.pending_retirements(db),
-                       await pacing.overview(db, now), [r.__dict__ for r in await ledger.rows(db)]], default=str)
+                       await pacing.overview(db, now), [r.__dict__ for r in await ledger.rows(db)],
+                       learned], default=str)
     assert not leaks(kept), kept
     assert "Incorrect API key provided: [masked key echo]" in kept, "the stored reasons are there, masked"
+    assert "maximum context length is 8192 tokens (sent with [masked key echo]" in kept, "learned, with evidence"
     assert ECHO_KEY.encode() not in raw_store(home), "the database files, WAL included, never hold the key"
     assert not leaks(caplog.text)
 

@@ -74,17 +74,21 @@ def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
     return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
 
 
-def make_client(settings: Settings) -> httpx.AsyncClient:
-    """The one shared outbound client. It never follows a redirect, so a key never reaches another host."""
+def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """The one shared outbound client. It never follows a redirect, so a key never reaches another host.
+    ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it."""
     return httpx.AsyncClient(
+        transport=transport,
         follow_redirects=False,
         timeout=httpx.Timeout(settings.seat_timeout, connect=settings.upstream_connect_timeout),
         limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
     )
 
 
-def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None) -> Starlette:
-    """The app. ``route_tuning`` replaces route mode's timings from Settings (tests fix its odds)."""
+def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
+               upstream_transport: httpx.AsyncBaseTransport | None = None) -> Starlette:
+    """The app. Test seams: ``route_tuning`` replaces route mode's timings from Settings (tests fix
+    its odds); ``upstream_transport`` replaces the network for every upstream call."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -94,7 +98,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None) -
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
             db = await stack.enter_async_context(Database(settings.db_path))
-            http = await stack.enter_async_context(make_client(settings))
+            http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             tg = await stack.enter_async_context(anyio.create_task_group())
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning)

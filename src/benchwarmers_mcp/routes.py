@@ -151,6 +151,13 @@ TABLE: tuple[Entry, ...] = (
     Entry("/api/limits", GET, ADMIN + "limits:get_limits", "admin", "openai"),
     Entry("/api/limits", POST, ADMIN + "limits:post_limits", "admin", "openai"),
     Entry("/api/limits/resume", POST, ADMIN + "limits:post_resume", "admin", "openai"),
+    # the catalog: its state, a refresh, Discover, one model's facts, dismissing a candidate
+    Entry("/api/catalog", GET, ADMIN + "catalog:catalog_status", "admin", "openai"),
+    Entry("/api/catalog/refresh", POST, ADMIN + "catalog:catalog_refresh", "admin", "openai"),
+    Entry("/api/discover", GET, ADMIN + "catalog:discover_rows", "admin", "openai"),
+    Entry("/api/discover/add", POST, ADMIN + "catalog:discover_add", "admin", "openai"),
+    Entry("/api/model/facts", GET, ADMIN + "catalog:model_facts", "admin", "openai"),
+    Entry("/api/candidates/dismiss", POST, ADMIN + "catalog:dismiss_candidate", "admin", "openai"),
 )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 
 from benchwarmers_mcp.store import Database, endpoints, models
 from benchwarmers_mcp.store import collections as cs
@@ -24,13 +25,15 @@ from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
 from tests.fakes.echo_upstream import BEHAVIOURS, ECHO_KEY, ECHO_ORG, EchoUpstream, leaks, raw_store
-from tests.servers import serve_in_thread, spawn_server
+from tests.kits.servers import serve_in_thread, spawn_server
+
+pytestmark = pytest.mark.e2e
 
 BENCH = shutil.which("bench", path=str(Path(sys.executable).parent))
 TOOL = {"type": "function", "function": {"name": "save", "description": "keep a token",
                                          "parameters": {"type": "object", "properties": {"token": {"type": "string"}}}}}
 COLLECTIONS = {"agent": ["stream"], "cut": ["midway"], "bad": ["badline"], "calm": ["whole", "e429"],
-               "panel": ["whole", "e404", "e429", "e500", "redirect", "crash", "e401"]}
+               "panel": ["whole", "e400", "e404", "e429", "e500", "redirect", "crash", "e401"]}
 
 
 async def _seed(home: Path, base: str) -> None:
@@ -38,7 +41,7 @@ async def _seed(home: Path, base: str) -> None:
         await endpoints.add(db, Endpoint("echo", base, key_name="echo", headers={"X-Org": ECHO_ORG}))
         for name in (*BEHAVIOURS, "crash"):
             await models.register(db, ModelRecord(name, name, "echo", name, tools=True))
-        await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=7, max_explorers=0))
+        await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=8, max_explorers=0))
         for name, members in COLLECTIONS.items():
             await cs.save(db, Collection(name, tuple(members), f"{name} collection"))
 
@@ -65,11 +68,12 @@ def _replies(base: str) -> list[str]:
         post("/v1/chat/completions", {"model": "bench/panel", "messages": ask["messages"]})  # paused by then
         post("/v1/messages", {"model": "bench/calm", "max_tokens": 100, "messages": ask["messages"]})
         for path in ("/bench/quotas", "/api/limits", "/api/endpoints", "/api/status", "/api/models",
-                     "/bench/record?collection=bench/panel"):
+                     "/bench/record?collection=bench/panel", "/api/model/facts?alias=e400"):
             out.append(http.get(path).text)
+        assert "sent with [masked key echo]" in out[-1], "the learned window's evidence, masked"
         seats = panel.json()["bench"]["seats"]
         assert {s["alias"]: s["status"] for s in seats} == {
-            "whole": "ok", "e404": "error", "e429": "error", "e500": "error", "redirect": "error",
+            "whole": "ok", "e400": "error", "e404": "error", "e429": "error", "e500": "error", "redirect": "error",
             "crash": "error", "e401": "error"}
     return out
 
@@ -102,6 +106,7 @@ def test_an_echoing_upstream_leaks_the_key_nowhere_end_to_end(home: Path, tmp_pa
     assert "[masked key echo]" in every and "[masked header X-Org]" in every
     assert "Incorrect API key provided: [masked key echo]" in every, "reasons are kept, masked"
     assert "leaky-[masked key echo]" in every, "the listing too"
+    assert "maximum context length is 8192 tokens (sent with [masked key echo]" in every, "a learned fact's evidence"
     stored = raw_store(home)
     assert stored and ECHO_KEY.encode() not in stored and ECHO_KEY.lower().encode() not in stored
     assert json.dumps(ECHO_KEY)[1:-1].encode() not in stored

@@ -9,12 +9,15 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import collections as cs
 from benchwarmers_mcp.store import limits as store
-from tests.seed import seed
-from tests.servers import spawn_server
+from tests.kits.seed import seed
+from tests.kits.servers import spawn_server
+
+pytestmark = pytest.mark.e2e
 
 RPM = 3
 ASKED = 12  # 3 go at once, 3 a window later, 3 a window after that; the last 3 cannot be sent in time

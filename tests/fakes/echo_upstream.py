@@ -3,8 +3,8 @@ header carried it) and the endpoint's own header values, in every place an upstr
 reach the gateway. The served model name picks where:
 
 ``whole`` (the answer text, its reasoning and a tool call's arguments), ``stream`` (the same,
-streamed, the key cut across pieces), ``e401`` / ``e404`` / ``e429`` / ``e500`` (an error body,
-with the key in a header too), ``midway`` (half an answer, then an SSE error event naming the key),
+streamed, the key cut across pieces), ``e400`` / ``e401`` / ``e404`` / ``e429`` / ``e500`` (an
+error body, with the key in a header too; the 400 states the model's context window), ``midway`` (half an answer, then an SSE error event naming the key),
 ``redirect`` (a Location on a host named after the key), ``badline`` (a stream line that is not
 JSON), ``crash`` (a tool call whose index is the key: the provider fails on it with the key in its
 exception, which a log's traceback then shows). ``GET /v1/models`` lists a model named after the key, or (``listing_fails``) refuses with
@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 ECHO_KEY = "sk-echo-4F8a1C2e9B7d6A5f3E2d1C0b"  # the key a test gives the gateway for the echoing endpoint
 ECHO_ORG = "org-echo-7c6b5a4938271605"  # a value of the endpoint's own headers
-BEHAVIOURS = ("whole", "stream", "e401", "e404", "e429", "e500", "midway", "redirect", "badline")
+BEHAVIOURS = ("whole", "stream", "e400", "e401", "e404", "e429", "e500", "midway", "redirect", "badline")
 RATE_HEADERS = {"x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "0",
                 "x-ratelimit-reset-requests": "2s"}
 
@@ -83,8 +83,9 @@ class EchoUpstream:
         if model.startswith("e4") or model.startswith("e5"):
             status = int(model[1:4])
             headers = {**echo, **(RATE_HEADERS if status == 429 else {})}
-            return JSONResponse({"error": {"message": f"Incorrect API key provided: {secret}", "code": str(status)}},
-                                status_code=status, headers=headers)
+            said = (f"This model's maximum context length is 8192 tokens (sent with {secret})" if status == 400
+                    else f"Incorrect API key provided: {secret}")  # a 400 that teaches a fact, with the key
+            return JSONResponse({"error": {"message": said, "code": str(status)}}, status_code=status, headers=headers)
         if model == "redirect":
             return Response(status_code=307, headers={"location": f"https://{key.lower()}.evil.test/v1", **echo})
         if model == "badline":

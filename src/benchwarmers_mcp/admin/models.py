@@ -1,5 +1,9 @@
 """Admin routes for models: register by served name, list with status, change facts, retire, restore.
 
+Every model is shown with its facts and where each came from (``facts``: value, source, detail,
+what it overrides; ``catalog``: the entries matched). What the user sets is one source among the
+catalog, the endpoint's listing and what was learned from the model's errors, and wins over them.
+
 A retired model keeps every seat, verdict and ledger row; restoring it is one call.
 """
 
@@ -12,13 +16,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.catalog import merge
+from benchwarmers_mcp.catalog.sync import ensure_current, layers_for_new
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import calls, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store.facts import FactRow
 from benchwarmers_mcp.store.models import ModelRecord, family_of
+from benchwarmers_mcp.upstream.listing import Listing
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
 Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
@@ -61,13 +70,24 @@ def status_of(m: ModelRecord) -> str:
     return "ad hoc" if m.ad_hoc else "active"
 
 
-def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset()) -> dict:
+def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset(),
+             known: list[FactRow] | None = None) -> dict[str, Any]:
+    """A model as the admin API shows it; ``known``: its fact rows, shown with their sources."""
     counts = counts or {}
-    return {"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
-            "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
-            "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
-            "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
-            "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
+    out: dict[str, Any] = {
+        "alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
+        "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
+        "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
+        "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
+        "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
+    if known is not None:
+        out.update(facts=merge.shown(known), catalog=merge.matched(known))
+    return out
+
+
+async def described(ctx: Context, record: ModelRecord) -> dict[str, Any]:
+    """One model with its facts and their sources (after a change: what the reply shows)."""
+    return describe(record, known=(await fact_store.rows_for(ctx.db, [record.alias]))[record.alias])
 
 
 async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]:
@@ -89,9 +109,11 @@ async def list_models(request: Request) -> Response:
     everyone = await model_store.list_all(ctx.db, include_retired=not query_flag(request, "active"))
     chosen = [m for m in everyone if (not find or find in m.alias or find in m.served.lower())
               and (not role or m.role == role)]
+    await ensure_current(ctx)
     counts = await _counts(ctx, [m.alias for m in chosen])
     resting = await ctx.resting()
-    return ok({"models": [describe(m, counts[m.alias], resting) for m in chosen]})
+    known = await fact_store.rows_for(ctx.db, [m.alias for m in chosen])
+    return ok({"models": [describe(m, counts[m.alias], resting, known[m.alias]) for m in chosen]})
 
 
 async def _check_new(ctx: Context, body: RegisterIn) -> None:
@@ -104,17 +126,27 @@ async def _check_new(ctx: Context, body: RegisterIn) -> None:
             raise BadRequest(f"{body.served} on {body.endpoint} is already on the bench as {m.alias!r}")
 
 
+async def register_new(ctx: Context, body: RegisterIn, listed: Listing | None = None) -> ModelRecord:
+    """Register a served name on an endpoint: what ``POST /api/model/register`` and Discover's "add"
+    do. What the body says about the model is the user's; the catalog's and the endpoint listing's
+    facts come with it, each with its source (``listed``: the endpoint's listing, when just read)."""
+    await _check_new(ctx, body)
+    endpoint = await endpoint_store.get(ctx.db, body.endpoint)
+    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
+    record = ModelRecord(alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
+                         vision=body.vision, tools=body.tools, context_window=body.context_window,
+                         max_output=body.max_output)
+    await model_store.check_new(ctx.db, record)  # refused before the listing is asked
+    return await model_store.register(ctx.db, record, await layers_for_new(ctx, endpoint, body.served, listed))
+
+
 @admin
 async def register(request: Request) -> Response:
     """Register a served name on an endpoint; the alias is derived from it unless one is given."""
     ctx = ctx_of(request)
     body = await body_as(request, RegisterIn, "registration")
-    await _check_new(ctx, body)
-    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
-    record = await model_store.register(ctx.db, ModelRecord(
-        alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
-        vision=body.vision, tools=body.tools, context_window=body.context_window, max_output=body.max_output))
-    return ok({"model": describe(record)}, 201)
+    record = await register_new(ctx, body)
+    return ok({"model": await described(ctx, record)}, 201)
 
 
 @admin
@@ -130,7 +162,7 @@ async def change(request: Request) -> Response:
     if not fields:
         raise BadRequest("nothing to change: give role, ad_hoc, vision, tools, context_window or max_output")
     record = await model_store.update(ctx.db, body.alias, **fields)
-    return ok({"model": describe(record), "changed": sorted(fields)})
+    return ok({"model": await described(ctx, record), "changed": sorted(fields)})
 
 
 @admin

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_models
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
@@ -52,7 +53,9 @@ examples:
   bench verdict p20260101-120000-ab12.member1 --useful --real "the race in refresh()"
   bench endpoint add openrouter --base https://openrouter.ai/api/v1
   bench candidates --new
+  bench discover --free
   bench model register vendor/model:free --endpoint openrouter
+  bench model facts laguna-s-2.1-free
   bench collection save core --members a,b,c --description "code review"
 
 every command takes --help (with examples), --json and --url.
@@ -121,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_models(b, sub)
     add_endpoints(b, sub)
     add_admin(b, sub)
+    cmd_catalog.add_commands(b, sub)
     return top
 
 
@@ -164,7 +168,12 @@ def add_models(b: Builder, sub: Subparsers) -> None:
     models.add_argument("--find", metavar="TEXT", help="only aliases or served names containing TEXT")
     models.add_argument("--role", help="only this role (general, code, light, image, vision, decision)")
     cands = b.command(sub, "candidates", cmd_models.candidates, "what your endpoints serve, and what is not on "
-                      "the bench", ["bench candidates --new", "bench candidates --endpoint openrouter --find free"])
+                      "the bench", ["bench candidates --new", "bench candidates --endpoint openrouter --find free",
+                                    "bench candidates dismiss vendor/model:free@openrouter"])
+    cands.add_argument("action", nargs="?", choices=("dismiss", "undismiss"),
+                       help="dismiss: leave one out from now on (undismiss: bring it back)")
+    cands.add_argument("key", nargs="?", metavar="SERVED@ENDPOINT", help="with dismiss: the candidate")
+    cands.add_argument("--dismissed", action="store_true", help="include the dismissed ones")
     cands.add_argument("--endpoint", help="only this endpoint")
     cands.add_argument("--new", action="store_true", help="only what is not registered yet")
     cands.add_argument("--find", metavar="TEXT", help="only served names containing TEXT")
@@ -188,6 +197,8 @@ def add_models(b: Builder, sub: Subparsers) -> None:
     yes_flag(retire)
     b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
               ["bench model restore mercury"], args=("alias",))
+    b.command(msub, "facts", cmd_models.model_facts, "every fact known about a model, and where each came from",
+              ["bench model facts mercury", "bench model facts mercury --json"], args=("alias",))
     add_model_changes(b, msub)
 
 
@@ -296,12 +307,14 @@ def add_keys(b: Builder, sub: Subparsers) -> None:
     yes_flag(revoke)
 
 
-async def run(handler: Handler, args: argparse.Namespace, config: ServerConfig) -> int:
-    async with Remote(config) as remote:
+async def run(handler: Handler, args: argparse.Namespace, config: ServerConfig,
+              transport: httpx.AsyncBaseTransport | None = None) -> int:
+    async with Remote(config, transport=transport) as remote:
         return await handler(args, remote)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """``transport`` is a test seam: the commands reach an in-process server through it."""
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -313,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     try:
         config = config_from_env(args.url)
-        return anyio.run(run, args.handler, args, config)
+        return anyio.run(run, args.handler, args, config, transport)
     except CliError as e:
         print(f"{parser.prog}: {e.message}", file=sys.stderr)
         return e.code

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
+
 from benchwarmers_mcp import client
 from benchwarmers_mcp.client import PanelUpdate, ServerClient, ServerConfig
 from benchwarmers_mcp.routes import is_admin_path  # the route table's data: no handler, no engine
@@ -54,10 +56,11 @@ class Remote:
     """One server for one command: ``async with Remote(config) as remote``. The shared client, with
     the CLI's admin paths, and every ``ClientError`` turned into a ``CliError``."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.config = config
         self.url = config.url
-        self._client = ServerClient(config, admin_path=is_admin_path, agent="benchwarmers-cli")
+        self._client = ServerClient(config, admin_path=is_admin_path, agent="benchwarmers-cli",
+                                    transport=transport)
 
     async def __aenter__(self) -> Remote:
         return self

@@ -216,9 +216,9 @@ async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning)
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
         rest = [m for m in line.eligible if m is not sticky]
-        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting)]
+        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, later=line.later)]
     rotate = tune.chance() < tune.rotation
-    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate)
+    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later)
 
 
 def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> BenchError:

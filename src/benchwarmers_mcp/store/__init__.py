@@ -7,6 +7,7 @@ per concept holds that concept's queries:
     endpoints  models  collections  changes (the edit log)  calls (panels and seats)
     verdicts  reminders  routes (route-mode conversations, calls, turns)  ledger (upstream usage)
     limits (rate limits, quotas, rests, pauses, alerts)  keys (gateway keys)  summary (status counts)
+    facts (each model's facts by source)  catalog (refreshed feeds, first sightings, dismissals)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
 factory, a cursor or the driver. Tests read records through the same functions.

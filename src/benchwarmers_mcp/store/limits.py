@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchwarmers_mcp.store import ledger
+from benchwarmers_mcp.store import facts, ledger
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
 from benchwarmers_mcp.store.endpoints import Endpoint
@@ -263,6 +263,7 @@ class Settlement:
     pause: tuple[float, str] | None = None
     retire_why: str | None = None
     alerts: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, subject, message)
+    facts: list[tuple[str, Any, str]] = field(default_factory=list)  # (fact, value, evidence) the reply taught
 
     @property
     def only_the_row(self) -> bool:
@@ -301,6 +302,15 @@ async def settle(db: Database, s: Settlement) -> None:
             await pause(tx, connection, *s.pause)
         for kind, subject, message in s.alerts:
             await raise_alert(tx, kind, subject, message)
+        if s.facts:
+            await learn_facts(tx, alias, s.facts)
+
+
+async def learn_facts(tx: Transaction, alias: str, taught: Iterable[tuple[str, Any, str]]) -> None:
+    """Facts a call's reply taught about its model, and the model row's effective facts after them."""
+    for fact, value, evidence in taught:
+        await facts.learn(tx, alias, fact, value, evidence)
+    await facts.recompute(tx, alias)
 
 
 async def _state(tx: Transaction, alias: str, connection: str, now: float) -> None:

@@ -334,3 +334,54 @@ async def seats_002_touch_model(tx: Transaction) -> None:
         " UPDATE models SET last_used = NEW.at"
         " WHERE alias = NEW.alias AND (last_used IS NULL OR last_used < NEW.at); END"
     )
+
+
+@migration
+async def catalog_001_facts(tx: Transaction) -> None:
+    """Model facts with their sources, the catalog's refreshed feeds, first-seen times, candidate
+    dismissals. The facts already on model rows were set by the user: they become the user's."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE model_facts (
+            alias TEXT NOT NULL,
+            fact TEXT NOT NULL,
+            source TEXT NOT NULL,
+            value TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            entry TEXT NOT NULL DEFAULT '',
+            evidence TEXT NOT NULL DEFAULT '',
+            at REAL NOT NULL,
+            PRIMARY KEY (alias, fact, source)
+        );
+        CREATE INDEX model_facts_entry ON model_facts (entry);
+        CREATE TABLE catalog_feeds (
+            source TEXT PRIMARY KEY,
+            body TEXT,
+            entries INTEGER NOT NULL DEFAULT 0,
+            fetched_at REAL,
+            tried_at REAL,
+            error TEXT NOT NULL DEFAULT '',
+            url TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE catalog_seen (
+            entry TEXT PRIMARY KEY,
+            first_seen REAL NOT NULL
+        );
+        CREATE TABLE catalog_state (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE candidate_dismissals (
+            endpoint TEXT NOT NULL,
+            served TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (endpoint, served)
+        )
+        """,
+    )
+    for column in ("context_window", "max_output", "tools", "vision"):
+        value = "CASE WHEN {0} = 0 THEN 'false' ELSE 'true' END" if column in ("tools", "vision") else "CAST({0} AS TEXT)"
+        await tx.execute(
+            f"INSERT INTO model_facts (alias, fact, source, value, detail, at) SELECT alias, '{column}', 'user',"
+            f" {value.format(column)}, 'set by the user', created_at FROM models WHERE {column} IS NOT NULL")

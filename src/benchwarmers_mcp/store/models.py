@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store import facts
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Row
 
@@ -84,13 +86,20 @@ async def unique_alias(db: Database, served: str) -> str:
     return alias
 
 
-async def register(db: Database, record: ModelRecord) -> ModelRecord:
+async def check_new(db: Database, record: ModelRecord) -> None:
+    """A registration's alias and role are valid, and the alias is free (400 otherwise)."""
     if not ALIAS_RE.match(record.alias):
         raise BadRequest("alias must be lower-case letters, digits, '.', '_' or '-' (at most 64)")
     if record.role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     if await db.fetchone("SELECT 1 FROM models WHERE alias = ?", (record.alias,)):
         raise BadRequest(f"alias {record.alias!r} is taken (an alias is never reused)")
+
+
+async def register(db: Database, record: ModelRecord, layers: Sequence[facts.Layer] = ()) -> ModelRecord:
+    """Put a model on the bench. Its facts given here are the user's; ``layers`` are the other
+    sources' (catalog, listing), written in the same transaction, and the row carries the winners."""
+    await check_new(db, record)
     async with db.transaction() as tx:
         await tx.execute(
             "INSERT INTO models (alias, served, endpoint, family, role, ad_hoc, vision, tools, context_window,"
@@ -99,6 +108,7 @@ async def register(db: Database, record: ModelRecord) -> ModelRecord:
              record.role, int(record.ad_hoc), _opt_int(record.vision), _opt_int(record.tools), record.context_window,
              record.max_output, json.dumps(record.options), time.time()),
         )
+        await facts.record_new(tx, record.alias, {name: getattr(record, name) for name in facts.ROW_FACTS}, layers)
         await log_change(tx, "model.register", record.alias, {"served": record.served, "endpoint": record.endpoint})
     return await get(db, record.alias)
 
@@ -130,11 +140,17 @@ async def update(db: Database, alias: str, **fields: Any) -> ModelRecord:
         raise BadRequest(f"cannot change {', '.join(sorted(unknown))}")
     if "role" in fields and fields["role"] not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
-    values = {k: (json.dumps(v) if k == "options" else int(v) if isinstance(v, bool) else v) for k, v in fields.items()}
-    if values:
+    known = {k: v for k, v in fields.items() if k in facts.ROW_FACTS}  # the user's say: kept with its source
+    values = {k: (json.dumps(v) if k == "options" else int(v) if isinstance(v, bool) else v) for k, v in fields.items()
+              if k not in known}
+    if values or known:
         async with db.transaction() as tx:
-            sets = ", ".join(f"{k} = ?" for k in values)
-            await tx.execute(f"UPDATE models SET {sets} WHERE alias = ?", (*values.values(), alias))
+            if values:
+                sets = ", ".join(f"{k} = ?" for k in values)
+                await tx.execute(f"UPDATE models SET {sets} WHERE alias = ?", (*values.values(), alias))
+            if known:
+                await facts.set_user(tx, alias, known)
+                await facts.recompute(tx, alias)
             await log_change(tx, "model.update", alias, fields)
     return await get(db, alias)
 

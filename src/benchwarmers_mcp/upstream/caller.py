@@ -286,6 +286,8 @@ class ModelCaller:
             settlement.rest = refused.rest
         else:
             consequences(self.policy, settlement, call.gate, error, self._seen(call), call.seen_at or now)
+        if answer is not None and answer.tool_calls and call.model.tools is not True:
+            settlement.facts.append(("tools", True, f"answered with a tool call ({answer.tool_calls[0].name})"))
         await limit_store.settle(self.db, settlement)
 
 

@@ -19,7 +19,9 @@ size (``renewed``): the calls queued behind it go out at most ``limit`` per wind
 After a call (``consequences``): a 429 rests the model (the stated wait, where a used-up window
 reopening counts as one, else 30 minutes, at most 24 hours), a 5xx cools it down, timeouts in a
 row rest it, a 404 marks it for retirement, and a refused key or billing problem pauses the whole
-connection with an alert.
+connection with an alert. An error that states what the model cannot take (its window, its output
+limit, no tools, no images: read by ``catalog/learned.py``) teaches that fact, in the same
+settlement.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 import anyio
 import httpx
 
+from benchwarmers_mcp.catalog import learned
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -383,12 +386,14 @@ def consequences(policy: PacingPolicy, s: Settlement, gate: Gate, error: BaseExc
         return
     if not isinstance(error, ProviderError):
         return
+    taught = [] if isinstance(error, (RateLimited, AuthOrBilling, UpstreamTimeout)) else learned.read(message)
+    s.facts += [(r.fact, r.value, r.evidence) for r in taught]
     problem = account_problem(error, seen)
     if problem:
         why = f"{'billing or quota' if problem == 'billing' else 'the key was refused'}: {message[:300]}"
         s.pause = (now + policy.pause, why)
         s.alerts.append((problem, connection, f"connection {connection} paused: {why}"))
-    elif isinstance(error, ModelGone):
+    elif isinstance(error, ModelGone) and not learned.is_capability(taught):  # "no endpoint takes tools" is not gone
         s.retire_why = message[:300]
         s.alerts.append(("model_gone", alias, f"{alias} may be gone (pending retirement): {message[:300]}"))
     elif isinstance(error, RateLimited) and error.upstream_status == 429:

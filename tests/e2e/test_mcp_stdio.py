@@ -9,23 +9,17 @@ import os
 import subprocess
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from benchwarmers_mcp.mcp.stdio import config_from_env
-from tests import test_mcp_http
-from tests.servers import free_port
-from tests.test_mcp_http import TOOLS, Seen, assert_panel, benchwarmers_script, summary_of
+from tests.kits import mcp as kit
+from tests.kits.mcp import TOOLS, Seen, assert_panel, benchwarmers_script, stdio, summary_of
+from tests.kits.servers import free_port
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 # The /mcp tests' own fixtures: keep-alives every 0.5 s, and a seeded bench behind a real gateway.
-settings, base = test_mcp_http.settings, test_mcp_http.base
-
-
-def stdio(url: str, **env: str) -> StdioServerParameters:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWARMERS_", "BENCH_"))}
-    return StdioServerParameters(command=benchwarmers_script(), args=["mcp"],
-                                 env={**clean, "BENCHWARMERS_URL": url, **env})
+settings, base = kit.settings, kit.base
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -1,18 +1,18 @@
-"""Issue 2: `benchwarmers init`, `benchwarmers demo` and the key store."""
+"""Issue 2: `benchwarmers init` and `benchwarmers demo` (the key store: tests/test_upstream_keys.py)."""
 
 from __future__ import annotations
 
-import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 import openai
+import pytest
 
-from benchwarmers_mcp.upstream.keys import KeyStore
-from tests.servers import free_port, server_env, wait_healthy
+from tests.kits.servers import free_port, server_env, wait_healthy
+
+pytestmark = pytest.mark.e2e
 
 BIN = Path(sys.executable).parent
 
@@ -44,15 +44,3 @@ def test_demo_serves_a_simulated_panel(tmp_path):
     assert "curl" in out and "/v1/chat/completions" in out
     folder = out.split("data in ", 1)[1].split(" (removed", 1)[0]
     assert folder and not Path(folder).exists(), "the demo's temporary data folder is removed when it stops"
-
-
-def test_key_store_environment_wins_and_file_is_private(tmp_path):
-    keys = KeyStore(tmp_path / "cfg", {"OPEN_ROUTER": "from-env"})
-    keys.set("open-router", "from-file")
-    keys.set("groq", "gsk-secret")
-    assert keys.get("open-router") == "from-env"
-    assert keys.get("groq") == "gsk-secret" and keys.source("groq") == "keys file"
-    mode = stat.S_IMODE(os.stat(keys.path).st_mode)
-    assert mode == 0o600
-    keys.delete("groq")
-    assert keys.get("groq") is None

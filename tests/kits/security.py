@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,8 +16,16 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database, endpoints, models
+from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.store.models import ModelRecord
 
 ADMIN_TOKEN = "adm-" + "T0k3n-for-tests-only-9f2c"  # 29 characters, above the 16 floor
+UPSTREAM_KEY = "sk-upstream-" + "Zq81xLmP0aR7vT2wQe5"
+PROMPT_MARK = "PROMPT-MARK-" + "7c1e0d"
+PROMPT = [{"role": "user", "content": f"{PROMPT_MARK}: where can this return a stale value?"}]
 
 # One path per route family: (family, path). Refusals happen before routing, so each family is
 # guarded whether or not its face is installed yet.
@@ -85,3 +94,11 @@ def expected_shape(path: str, error: BenchError) -> Any:
 
 def same_shape(response: httpx.Response, path: str, error: BenchError) -> bool:
     return skeleton(response.json()) == expected_shape(path, error)
+
+
+async def seed_fake(home: Path, base_url: str) -> None:
+    """One endpoint ``fake`` (keyed by ``BENCHWARMERS_KEY_FAKE``) with ``alpha``, the one member of ``core``."""
+    async with Database(home / "benchwarmers.db") as db:
+        await endpoints.add(db, Endpoint("fake", base_url, key_name="fake"))
+        await models.register(db, ModelRecord("alpha", "alpha", "fake", family="alpha"))
+        await collection_store.save(db, Collection("core", ("alpha",), "the core panel"))

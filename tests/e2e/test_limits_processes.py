@@ -7,12 +7,15 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import collections as cs
 from benchwarmers_mcp.store import limits as store
-from tests.seed import seed
-from tests.servers import spawn_server
+from tests.kits.seed import seed
+from tests.kits.servers import spawn_server
+
+pytestmark = pytest.mark.e2e
 
 RPM = 4
 

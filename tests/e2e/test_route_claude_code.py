@@ -15,9 +15,11 @@ import pytest
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import routes
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import read, route_server, said, seed_members, tool_call
+from tests.kits.route import read, route_server_on_socket, said, seed_members, tool_call
 
-CLAUDE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "claude"
+pytestmark = pytest.mark.e2e
+
+CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude"
 
 
 def reader(notes: Path):
@@ -37,7 +39,6 @@ def reader(notes: Path):
     return reply
 
 
-@pytest.mark.e2e
 def test_claude_code_runs_a_tool_and_the_member_answers_from_it(settings: Settings, home: Path, upstream: str,
                                                                 fake: FakeUpstream, tmp_path: Path) -> None:
     assert CLAUDE.exists(), "run `npm install` in the project folder for the Claude Code CLI"
@@ -49,7 +50,7 @@ def test_claude_code_runs_a_tool_and_the_member_answers_from_it(settings: Settin
     fake.responders["alpha"] = reader(notes)
     seed_members(home, upstream, {"alpha": "alpha"}, {"agents": ["alpha"]}, max_output=8192)
     (tmp_path / "cchome").mkdir()
-    with route_server(settings) as base:
+    with route_server_on_socket(settings) as base:
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "cchome"), "ANTHROPIC_BASE_URL": base,
                "ANTHROPIC_API_KEY": "anything", "ANTHROPIC_DEFAULT_HAIKU_MODEL": "bench/agents:route",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}

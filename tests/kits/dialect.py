@@ -11,7 +11,7 @@ import pytest
 from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.settings import Settings
-from tests.seed import seed
+from tests.kits.seed import seed
 
 MEMBERS = ("sage", "quill", "lark")
 # The smallest PNG header there is: enough for the gateway to sniff, never decoded by a simulated seat.
@@ -24,8 +24,8 @@ MID_STREAM = "upstream connection dropped mid-stream"
 
 @pytest.fixture
 def settings(home: Path) -> Settings:
-    """Keep-alives every 0.1 s, so a 0.4 s seat puts several into every stream the SDKs read."""
-    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.1)
+    """Keep-alives every 0.05 s, so a 0.2 s seat puts several into every stream the SDKs read."""
+    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.05)
 
 
 @pytest.fixture
@@ -33,9 +33,9 @@ def panel(home: Path) -> Path:
     """``core``: three simulated members, one slow; ``eyes``: two members that can see (ad hoc, so
     they never sit as explorers on ``core``)."""
     seed(home, base_url=None, api="simulated", endpoint="sim",
-         served={"sage": "sage", "quill": "quill?latency=0.2", "lark": "lark?latency=0.4"},
+         served={"sage": "sage", "quill": "quill?latency=0.1", "lark": "lark?latency=0.2"},
          collections={"core": list(MEMBERS)})
-    seed(home, base_url=None, api="simulated", endpoint="sim-eyes", served={"owl": "owl", "hawk": "hawk?latency=0.2"},
+    seed(home, base_url=None, api="simulated", endpoint="sim-eyes", served={"owl": "owl", "hawk": "hawk?latency=0.1"},
          collections={"eyes": ["owl", "hawk"]}, vision=True, ad_hoc=True)
     return home
 

@@ -10,10 +10,13 @@ import sys
 import anyio
 import httpx
 import openai
+import pytest
 
 from benchwarmers_mcp.store import Database, summary, verdicts
-from tests.seed import seed
-from tests.servers import free_port, server_env, spawn_server, wait_healthy
+from tests.kits.seed import seed
+from tests.kits.servers import free_port, server_env, spawn_server, wait_healthy
+
+pytestmark = pytest.mark.e2e
 
 
 async def _counts(home):

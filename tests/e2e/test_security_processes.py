@@ -1,6 +1,6 @@
 """Issue 8 with real processes: the console script refuses an unsafe start; two servers on one
 data folder count a key's rpm together and see a revocation at once; the access log and the data
-folder hold none of the secrets used; an upstream redirect is never followed."""
+folder hold none of the secrets used (an upstream redirect: tests/test_security_redirect.py)."""
 
 from __future__ import annotations
 
@@ -11,27 +11,13 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
-from benchwarmers_mcp.app import make_client
-from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, endpoints, models
-from benchwarmers_mcp.store import collections as collection_store
-from benchwarmers_mcp.store.collections import Collection
-from benchwarmers_mcp.store.endpoints import Endpoint
-from benchwarmers_mcp.store.models import ModelRecord
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.security_kit import ADMIN_TOKEN, bearer
-from tests.servers import free_port, serve_in_thread, server_env, spawn_server
+from tests.kits.security import ADMIN_TOKEN, PROMPT, PROMPT_MARK, UPSTREAM_KEY, bearer, seed_fake
+from tests.kits.servers import free_port, server_env, spawn_server
 
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(sys.executable).parent / "benchwarmers"
-UPSTREAM_KEY = "sk-upstream-" + "Zq81xLmP0aR7vT2wQe5"
-PROMPT_MARK = "PROMPT-MARK-" + "7c1e0d"
-PROMPT = [{"role": "user", "content": f"{PROMPT_MARK}: where can this return a stale value?"}]
 
 
 def refuse(home: Path, **env: str) -> subprocess.CompletedProcess:
@@ -63,13 +49,6 @@ def test_rpm_and_revocation_are_shared_by_two_processes(home: Path) -> None:
         assert httpx.get(a + "/v1/models", headers=bearer(other)).status_code == 200
         assert httpx.post(b + "/api/gateway-key/remove", json={"name": "brief"}).status_code == 200
         assert httpx.get(a + "/v1/models", headers=bearer(other)).status_code == 401
-
-
-async def seed_fake(home: Path, base_url: str) -> None:
-    async with Database(home / "benchwarmers.db") as db:
-        await endpoints.add(db, Endpoint("fake", base_url, key_name="fake"))
-        await models.register(db, ModelRecord("alpha", "alpha", "fake", family="alpha"))
-        await collection_store.save(db, Collection("core", ("alpha",), "the core panel"))
 
 
 def every_byte(folder: Path) -> bytes:
@@ -123,36 +102,3 @@ def test_no_secret_reaches_the_access_log_or_the_data_folder(home: Path, fake: F
     assert b"bwk_" not in stored or all(s.encode() not in stored for s in secrets)
     for secret in secrets:
         assert secret.encode() not in stored, secret
-
-
-def redirector(to: str) -> Starlette:
-    async def bounce(request: Request) -> Response:
-        return RedirectResponse(to + request.url.path, status_code=307)
-
-    return Starlette(routes=[Route("/{path:path}", bounce, methods=["GET", "POST"])])
-
-
-@pytest.fixture
-def settings(home: Path) -> Settings:
-    return Settings.from_env({"BENCHWARMERS_KEY_FAKE": UPSTREAM_KEY}, home=home, config_dir=home.parent / "config")
-
-
-def test_an_upstream_redirect_is_never_followed(home: Path, settings: Settings, gateway: str) -> None:
-    import anyio
-
-    elsewhere = FakeUpstream()
-    with serve_in_thread(elsewhere.app()) as far, serve_in_thread(redirector(far)) as near:
-        anyio.run(seed_fake, home, near + "/v1")
-        r = httpx.post(gateway + "/v1/chat/completions", json={"model": "bench/core", "messages": PROMPT},
-                       timeout=30)
-        assert r.status_code == 200, r.text
-        seats = r.json()["bench"]["seats"]
-        assert [seat["status"] for seat in seats] == ["error"]
-        assert "redirected (307)" in seats[0]["error"] and "not followed" in seats[0]["error"]
-
-        async def direct() -> int:
-            async with make_client(settings) as client:
-                return (await client.post(near + "/v1/chat/completions", json={})).status_code
-
-        assert anyio.run(direct) == 307
-    assert elsewhere.calls == []

@@ -1,5 +1,6 @@
-"""Shared set-up for the outbound provider tests (no tests here): a native fake served on loopback,
-one client, a provider pointed at the fake, and the whole/streamed/error ways of calling it.
+"""Shared set-up for the outbound provider tests (no tests here): a native fake served on the test's
+loopback, one client that reaches it, a provider pointed at the fake, and the whole/streamed/error
+ways of calling it.
 
 A test module defines an ``upstream_fake`` fixture (its fake), takes ``base`` and ``client`` by
 assignment (``base, client = kit.base, kit.client``) and may set ``API_ROOT``, what the provider's
@@ -7,7 +8,7 @@ base URL adds to the fake's address."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -16,18 +17,17 @@ from benchwarmers_mcp.errors import ProviderError
 from benchwarmers_mcp.messages import Answer, AnswerBuilder, ModelRequest, StreamEvent, user
 from benchwarmers_mcp.providers import Connection, Provider, make_provider
 from tests.fakes.native import NativeFake
-from tests.servers import serve_in_thread
+from tests.kits.loopback import Loopback
 
 
 @pytest.fixture
-def base(upstream_fake: NativeFake, request: pytest.FixtureRequest) -> Iterator[str]:
-    with serve_in_thread(upstream_fake.app()) as url:
-        yield url + getattr(request.module, "API_ROOT", "")
+def base(upstream_fake: NativeFake, request: pytest.FixtureRequest, net: Loopback) -> str:
+    return net.serve(upstream_fake.app()) + getattr(request.module, "API_ROOT", "")
 
 
 @pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
+async def client(net: Loopback) -> AsyncIterator[httpx.AsyncClient]:
+    async with net.aclient() as c:
         yield c
 
 
