@@ -30,6 +30,7 @@ from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 
@@ -104,6 +105,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning)
             app.state.ctx = ctx
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
+            await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
             try:
                 yield
             finally:

@@ -85,6 +85,7 @@ GET, POST, POST_DELETE = ("GET",), ("POST",), ("POST", "DELETE")
 GW = "benchwarmers_mcp.gateway."
 ADMIN = "benchwarmers_mcp.admin."
 MCP = "benchwarmers_mcp.mcp.server:"
+SUITE = "benchwarmers_mcp.admin.suite:"
 
 TABLE: tuple[Entry, ...] = (
     Entry("/health", GET, "benchwarmers_mcp.app:health", "open", "openai"),
@@ -158,6 +159,23 @@ TABLE: tuple[Entry, ...] = (
     Entry("/api/discover/add", POST, ADMIN + "catalog:discover_add", "admin", "openai"),
     Entry("/api/model/facts", GET, ADMIN + "catalog:model_facts", "admin", "openai"),
     Entry("/api/candidates/dismiss", POST, ADMIN + "catalog:dismiss_candidate", "admin", "openai"),
+    # the review suite
+    Entry("/api/suite/tasks", GET, SUITE + "list_tasks", "admin", "openai"),
+    Entry("/api/suite/task", GET, SUITE + "show_task", "admin", "openai"),
+    Entry("/api/suite/promote", POST, SUITE + "promote", "admin", "openai"),
+    Entry("/api/suite/repos", GET, SUITE + "list_repos", "admin", "openai"),
+    Entry("/api/suite/repos", POST, SUITE + "add_repo", "admin", "openai"),
+    Entry("/api/suite/repos/remove", POST, SUITE + "remove_repo", "admin", "openai"),
+    Entry("/api/suite/seed", POST, SUITE + "seed_repo", "admin", "openai"),
+    Entry("/api/suite/mine", POST, SUITE + "mine_call", "admin", "openai"),
+    Entry("/api/suite/rebench", POST, SUITE + "rebench_rows", "admin", "openai"),
+    Entry("/api/suite/run", POST, SUITE + "start_run", "admin", "openai"),
+    Entry("/api/suite/run", GET, SUITE + "show_run", "admin", "openai"),
+    Entry("/api/suite/runs", GET, SUITE + "list_runs", "admin", "openai"),
+    Entry("/api/suite/run/stop", POST, SUITE + "stop_run", "admin", "openai"),
+    Entry("/api/suite/scores", GET, SUITE + "scores", "admin", "openai"),
+    Entry("/api/suite/answers", GET, SUITE + "answers", "admin", "openai"),
+    Entry("/api/suite/board", GET, SUITE + "board", "admin", "openai"),
 )
 
 

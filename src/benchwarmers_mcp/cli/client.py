@@ -20,7 +20,7 @@ import anyio
 import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_models
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_models, cmd_suite
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_endpoints(b, sub)
     add_admin(b, sub)
     cmd_catalog.add_commands(b, sub)
+    cmd_suite.register(b, sub)
     return top
 
 

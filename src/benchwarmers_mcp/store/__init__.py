@@ -8,6 +8,7 @@ per concept holds that concept's queries:
     verdicts  reminders  routes (route-mode conversations, calls, turns)  ledger (upstream usage)
     limits (rate limits, quotas, rests, pauses, alerts)  keys (gateway keys)  summary (status counts)
     facts (each model's facts by source)  catalog (refreshed feeds, first sightings, dismissals)
+    suite (the review suite: repositories, runs and their items, answers with scores, leases)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
 factory, a cursor or the driver. Tests read records through the same functions.
@@ -34,7 +35,7 @@ PostgreSQL backend must still cover, all of it inside ``db.py`` or its own migra
   process is serialised, and several store functions rely on it (read-then-write without a race:
   ``keys.admit`` counts then inserts, ``routes.claim_turn`` finds then bumps a conversation,
   ``limits.raise_alert`` checks then inserts, ``reminders.due``, the retried id draws of panels
-  and conversations). PostgreSQL's ``BEGIN`` does not serialise: take one transaction-level
+  and conversations, ``suite.take_lease`` and ``suite.settle_item`` check then write). PostgreSQL's ``BEGIN`` does not serialise: take one transaction-level
   advisory lock first (``SELECT pg_advisory_xact_lock(<store key>)``), or run SERIALIZABLE and retry.
 - Rows changed: SQLite's ``total_changes`` difference (it counts rows changed by triggers too);
   PostgreSQL's command status count (``UPDATE 3``). Callers only test it for zero or add it up.

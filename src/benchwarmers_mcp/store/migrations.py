@@ -385,3 +385,97 @@ async def catalog_001_facts(tx: Transaction) -> None:
         await tx.execute(
             f"INSERT INTO model_facts (alias, fact, source, value, detail, at) SELECT alias, '{column}', 'user',"
             f" {value.format(column)}, 'set by the user', created_at FROM models WHERE {column} IS NOT NULL")
+
+
+@migration
+async def suite_001_runs_and_scores(tx: Transaction) -> None:
+    """The review suite: repositories to plant in, what was planted, runs and their planned items,
+    every answer with its score, one lease per connection (one suite call at a time), settings."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE suite_repos (
+            name TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            added_at REAL NOT NULL
+        );
+        CREATE TABLE suite_planted (
+            repo TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            task TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (repo, unit)
+        );
+        CREATE TABLE suite_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at REAL NOT NULL,
+            origin TEXT NOT NULL DEFAULT 'cli',
+            request TEXT NOT NULL DEFAULT '{}',
+            policy TEXT NOT NULL DEFAULT '{}',
+            state TEXT NOT NULL DEFAULT 'running',
+            note TEXT NOT NULL DEFAULT '',
+            finished_at REAL
+        );
+        CREATE INDEX suite_runs_state ON suite_runs (state, id);
+        CREATE TABLE suite_items (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run INTEGER NOT NULL REFERENCES suite_runs (id),
+            seq INTEGER NOT NULL,
+            alias TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            task TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            holder TEXT,
+            held_until REAL,
+            rest_until REAL,
+            last_error TEXT NOT NULL DEFAULT '',
+            answer INTEGER,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX suite_items_run ON suite_items (run, state, seq);
+        CREATE TABLE suite_answers (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            item INTEGER,
+            run INTEGER,
+            alias TEXT NOT NULL,
+            task TEXT NOT NULL,
+            at REAL NOT NULL,
+            status TEXT NOT NULL,
+            seconds REAL NOT NULL DEFAULT 0,
+            answer TEXT NOT NULL DEFAULT '',
+            error TEXT NOT NULL DEFAULT '',
+            scored INTEGER NOT NULL,
+            outcome TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            expects TEXT NOT NULL DEFAULT '',
+            found INTEGER NOT NULL DEFAULT 0,
+            invented INTEGER NOT NULL DEFAULT 0,
+            invented_claims TEXT NOT NULL DEFAULT '[]',
+            chances INTEGER NOT NULL DEFAULT 0,
+            wrong INTEGER NOT NULL DEFAULT 0,
+            named_line INTEGER,
+            prompt_sha TEXT NOT NULL DEFAULT '',
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX suite_answers_alias ON suite_answers (alias, at);
+        CREATE INDEX suite_answers_task ON suite_answers (task, alias);
+        CREATE TABLE suite_leases (
+            connection TEXT PRIMARY KEY,
+            holder TEXT,
+            until REAL NOT NULL
+        );
+        CREATE TABLE suite_config (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
+        """,
+    )
+
+
+@migration
+async def suite_002_item_rests(tx: Transaction) -> None:
+    """How many times an item was given back for a rate limit: a run gives up on a model that stays
+    rate limited instead of resting for ever."""
+    await tx.execute("ALTER TABLE suite_items ADD COLUMN rests INTEGER NOT NULL DEFAULT 0")
