@@ -124,3 +124,19 @@ async def test_a_model_listing_that_echoes_the_key_is_masked(db, keys, client, e
     assert caught.value.upstream_status == 403
     assert "key [masked key echo] [masked header X-Org] may not list models" in caught.value.message
     assert not leaks(caught.value.message) and not leaks(str(caught.value.args))
+
+
+@pytest.mark.anyio
+async def test_a_key_given_to_try_an_endpoint_is_masked_like_a_stored_one(db, keys, client, echo, home):
+    """``POST /api/endpoint/try`` lists models with a key from its body, never stored: what the
+    upstream echoes of that key is masked too."""
+    tried = "sk-tried-9Z8y7X6w5V4u3T2s1R0q"
+    ctx = SimpleNamespace(keys=keys, client=client, settings=Settings.from_env({}, home=home))
+    endpoint = await endpoints.get(db, "echo")
+    names = await served_names(ctx, endpoint, key=tried)  # type: ignore[arg-type]
+    assert names == ["echo-whole", "leaky-[masked key echo]"]
+    echo.listing_fails = True
+    with pytest.raises(ProviderError) as caught:
+        await served_names(ctx, endpoint, key=tried)  # type: ignore[arg-type]
+    assert "key [masked key echo] [masked header X-Org] may not list models" in caught.value.message
+    assert tried[:12] not in caught.value.message and tried[:12] not in str(caught.value.args)

@@ -133,12 +133,15 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
     return f"{base}/models", headers, _ids
 
 
-async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT) -> Listing:
-    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives. What
-    the upstream sent (the listing, an error) is masked with what it was sent before anyone sees it."""
+async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT,
+                  key: str | None = None) -> Listing:
+    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives.
+    ``key``: one to try instead of the stored one (an endpoint tested before it is saved). What the
+    upstream sent (the listing, an error) is masked with what it was sent before anyone sees it."""
     if endpoint.simulated:
         return Listing([served for served, _ in demo_served_names()])
-    key = ctx.keys.get(endpoint.key_name)
+    if key is None:
+        key = ctx.keys.get(endpoint.key_name)
     secrets = Secrets.for_endpoint(endpoint.key_name, key, endpoint.headers)
     url, headers, pick = listing_request(endpoint, key)
     limit = httpx.Timeout(timeout, connect=min(timeout, ctx.settings.upstream_connect_timeout))
@@ -158,6 +161,7 @@ async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIM
     return Listing(list(dict.fromkeys(name for name, _ in listed)), facts)
 
 
-async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
-    """Every served name the endpoint lists, in its own order, without duplicates."""
-    return (await listing(ctx, endpoint)).names
+async def served_names(ctx: Context, endpoint: Endpoint, key: str | None = None) -> list[str]:
+    """Every served name the endpoint lists, in its own order, without duplicates (``key`` as in
+    ``listing``)."""
+    return (await listing(ctx, endpoint, key=key)).names
