@@ -24,6 +24,7 @@ from typing import Any
 
 import h11
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from benchwarmers_mcp.settings import Settings
@@ -152,13 +153,16 @@ class Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | None = None) -> Server:
-    """uvicorn for ``app`` with the connection bounds of ``settings``; ``on_stop`` runs first when it stops."""
+def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | None = None,
+               log_config: dict[str, Any] | None = None) -> Server:
+    """uvicorn for ``app`` with the connection bounds of ``settings``; ``on_stop`` runs first when it
+    stops; ``log_config`` is uvicorn's logging (``None``: uvicorn's own)."""
     config = uvicorn.Config(app, host=settings.bind, port=settings.port, http=protocol_for(settings),
                             timeout_keep_alive=max(1, round(settings.keep_alive_timeout)),
                             h11_max_incomplete_event_size=settings.max_head_bytes, log_level="warning",
                             access_log=False, lifespan="on", server_header=False,
-                            timeout_graceful_shutdown=SHUTDOWN_GRACE)
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                            log_config=LOGGING_CONFIG if log_config is None else log_config)
     return Server(config, on_stop)
 
 

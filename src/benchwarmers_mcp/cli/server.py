@@ -8,6 +8,8 @@ database opened.
 
 from __future__ import annotations
 
+import copy
+import logging
 import os
 import signal
 import sys
@@ -15,8 +17,10 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
+from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.cli.listen import ListenError, bind_problem, bind_socket, server_for
 from benchwarmers_mcp.settings import Settings
@@ -114,10 +118,11 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         make_folder(settings.home)
         anyio.run(_open_store, settings, prepare)
         to_stderr()
+        logs = log_config(settings)
         print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})",
               file=sys.stderr, flush=True)
         app = create_app(settings)
-        server = server_for(app, settings, on_stop=lambda: closing(app))
+        server = server_for(app, settings, on_stop=lambda: closing(app), log_config=logs)
         server.run(sockets=[sock])
     except StartError as e:
         return refuse(e.message, e.code)
@@ -130,6 +135,31 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
 
 def serve(settings: Settings) -> int:
     return start(settings)
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """uvicorn's logging, plus a handler for everything else, every handler masking every provider
+    key the key store knows, and the admin token (``KeyMaskFilter``): no record, traceback
+    included, prints one."""
+    from benchwarmers_mcp.access.access_log import LOGGER
+    from benchwarmers_mcp.access.policy import admin_token_of
+    from benchwarmers_mcp.upstream.keys import KeyStore
+    from benchwarmers_mcp.upstream.masking import KeyMaskFilter
+
+    store = KeyStore(settings.config_dir, settings.env_keys)
+    token = admin_token_of(settings)  # as every check sees it: spaces around it are not part of it
+    keys = KeyMaskFilter(lambda: [*store.values(), *([token] if token else [])])
+    for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
+        handler.addFilter(keys)
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["filters"] = {"keys": {"()": lambda: keys}}
+    config["formatters"]["plain"] = {"format": "%(message)s"}
+    config["handlers"]["plain"] = {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
+                                   "formatter": "plain"}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["keys"]
+    config["root"] = {"handlers": ["plain"], "level": "WARNING"}
+    return config
 
 
 def _host(bind: str) -> str:

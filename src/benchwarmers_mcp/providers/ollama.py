@@ -24,7 +24,7 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_message
+from benchwarmers_mcp.providers.base import Connection, error_message, prefixed
 from benchwarmers_mcp.providers.convert import (
     arguments_object,
     arguments_text,
@@ -109,7 +109,7 @@ def _check(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UpstreamFailure("upstream sent something that is not an Ollama chat response")
     if data.get("error"):
-        raise UpstreamFailure(f"upstream error: {error_message(data)}")
+        raise UpstreamFailure(prefixed("upstream error", error_message(data)))
     return data
 
 
