@@ -105,17 +105,22 @@ async def _check_new(ctx: Context, body: RegisterIn) -> None:
             raise BadRequest(f"{body.served} on {body.endpoint} is already on the bench as {m.alias!r}")
 
 
+async def register_model(ctx: Context, body: RegisterIn) -> ModelRecord:
+    """Register a served name on an endpoint: the one registration, for ``POST /api/model/register``
+    and onboarding alike. The alias is derived from the served name unless one is given."""
+    await _check_new(ctx, body)
+    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
+    return await model_store.register(ctx.db, ModelRecord(
+        alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
+        vision=body.vision, tools=body.tools, context_window=body.context_window, max_output=body.max_output))
+
+
 @admin
 async def register(request: Request) -> Response:
     """Register a served name on an endpoint; the alias is derived from it unless one is given."""
     ctx = ctx_of(request)
     body = await body_as(request, RegisterIn, "registration")
-    await _check_new(ctx, body)
-    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
-    record = await model_store.register(ctx.db, ModelRecord(
-        alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
-        vision=body.vision, tools=body.tools, context_window=body.context_window, max_output=body.max_output))
-    return ok({"model": describe(record)}, 201)
+    return ok({"model": describe(await register_model(ctx, body))}, 201)
 
 
 @admin
@@ -146,15 +151,31 @@ async def retire(request: Request) -> Response:
     return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
 
 
+async def restore_model(ctx: Context, alias: str) -> tuple[ModelRecord, list[str]]:
+    """Restore a retired model and the collections it left (those that still exist and have room).
+    Refused when its endpoint is gone or its served name is on the bench again under another alias."""
+    current = await model_store.get(ctx.db, alias)
+    if not current.retired:
+        raise BadRequest(f"{alias} is not retired")
+    if await found(endpoint_store.get(ctx.db, current.endpoint)) is None:
+        raise BadRequest(f"{alias}'s endpoint {current.endpoint!r} is gone; add it again first "
+                         f"(`bench endpoint add {current.endpoint} --base URL`)")
+    again = [m.alias for m in await model_store.list_all(ctx.db, include_retired=False)
+             if m.endpoint == current.endpoint and m.served == current.served]
+    if again:
+        raise BadRequest(f"{current.served} on {current.endpoint} is on the bench again as {again[0]!r}; "
+                         f"retire that one first to restore {alias}")
+    limits = await collection_store.gateway_settings(ctx.db)
+    record = await model_store.restore(ctx.db, alias, max_members=limits.max_calls)
+    last = await model_store.last_retirement(ctx.db, alias)
+    return record, list((last or {}).get("restored_to") or [])
+
+
 @admin
 async def restore(request: Request) -> Response:
+    """Bring a retired model back, into the collections auto-retire took it out of."""
     ctx = ctx_of(request)
     body = await body_as(request, AliasIn, "restore")
-    current = await model_store.get(ctx.db, body.alias)
-    if not current.retired:
-        raise BadRequest(f"{body.alias} is not retired")
-    if await found(endpoint_store.get(ctx.db, current.endpoint)) is None:
-        raise BadRequest(f"{body.alias}'s endpoint {current.endpoint!r} is gone; add it again first "
-                         f"(`bench endpoint add {current.endpoint} --base URL`)")
-    record = await model_store.restore(ctx.db, body.alias)
-    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
+    record, back = await restore_model(ctx, body.alias)
+    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias),
+               "rejoined": back})
