@@ -79,6 +79,16 @@ async def clear_one(db: Database, kinds: tuple[str, ...] | str, subject: str, wh
         return await clear(tx, kinds, subject, why, now)
 
 
+async def model_answered(db: Database, alias: str, connection: str, now: float) -> None:
+    """A model answered: clear its retiring and gone alerts, a hold on its connection, and the
+    pending retirement a 404 had marked."""
+    async with db.transaction() as tx:
+        await clear(tx, ("retiring", "model_gone"), alias, "it answered", now)
+        await clear(tx, "connection_held", connection, f"{alias} answered", now)
+        await tx.execute("UPDATE model_states SET pending_retire_at = NULL, pending_why = NULL WHERE alias = ?",
+                         (alias,))
+
+
 async def open_alerts(db: Database, *, dismissed: bool = False) -> list[Alert]:
     """Open alerts, oldest first; ``dismissed`` includes those the user dismissed."""
     where = "cleared_at IS NULL" + ("" if dismissed else " AND dismissed_at IS NULL")

@@ -68,7 +68,8 @@ async def add_probe(db: Database, row: ProbeRow) -> int:
 
 async def probes(db: Database, *, alias: str | None = None, since: float = 0.0, limit: int = 500) -> list[ProbeRow]:
     """Probe rows, newest first."""
-    where, params = "at >= ?", [since]
+    where = "at >= ?"
+    params: list[Any] = [since]
     if alias is not None:
         where += " AND alias = ?"
         params.append(alias)
