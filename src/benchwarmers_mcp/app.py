@@ -18,14 +18,19 @@ from starlette.routing import BaseRoute, Route
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.admin import api as admin_api
+from benchwarmers_mcp.admin import health as admin_health
 from benchwarmers_mcp.admin import limits as admin_limits
+from benchwarmers_mcp.admin import models as admin_models
 from benchwarmers_mcp.admin.access import install as install_security
 from benchwarmers_mcp.admin.access import routes as security_routes
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat
 from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.health.clock import Clock, SystemClock
+from benchwarmers_mcp.health.onboarding import Onboarding
 from benchwarmers_mcp.mcp import server as mcp_server
+from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.upstream.caller import ModelCaller
@@ -53,6 +58,7 @@ def routes() -> list[BaseRoute]:
         *admin_api.routes(),
         *mcp_server.routes(),
         *admin_limits.routes(),
+        *admin_health.routes(),
     ]
     return table
 
@@ -66,7 +72,19 @@ def make_client(settings: Settings) -> httpx.AsyncClient:
     )
 
 
-def create_app(settings: Settings) -> Starlette:
+def start_health(app: Starlette, ctx: Context, clock: Clock) -> None:
+    """The scheduler (off until switched on: it only reads its setting) and the onboarding worker
+    (which resumes a queue left by a restart), in the background task group."""
+    ctx.extras["clock"] = clock
+    app.state.scheduler = Scheduler(ctx, clock)
+    app.state.onboarding = Onboarding(ctx, clock, admin_models.register_fields)
+    ctx.tg.start_soon(app.state.scheduler.run_forever)
+    ctx.tg.start_soon(app.state.onboarding.run_forever)
+
+
+def create_app(settings: Settings, *, clock: Clock | None = None) -> Starlette:
+    """``clock``: the scheduler's and the health jobs' (tests pass one they move by hand)."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
@@ -80,6 +98,7 @@ def create_app(settings: Settings) -> Starlette:
             install_security(ctx)
             ctx.extras["resting"] = resting_now(db)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
+            start_health(app, ctx, clock or SystemClock())
             try:
                 yield
             finally:

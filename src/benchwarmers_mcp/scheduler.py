@@ -324,13 +324,13 @@ async def overview(ctx: Context, clock: Clock, jobs: dict[str, Job]) -> dict[str
         out.append({"name": job.name, "about": job.about, "schedule": schedule_text(slots),
                     "default_schedule": job.schedule, "on": job.name not in cfg.off, "available": job.resolve() is not None,
                     "running": bool(state and state.running_run), "next_run": iso(next_slot(slots, now, clock)) if on else None,
-                    "last_run": _run_view(latest) if latest else None})
+                    "last_run": run_view(latest) if latest else None})
     lease = await store.lease(ctx.db, "scheduler")
     return {"mode": cfg.mode, "since": iso(cfg.since), "jobs": out,
             "runner": {"owner": lease["owner"], "expires": iso(lease["expires"])} if lease else None,
-            "runs": [_run_view(r) for r in await store.runs(ctx.db, limit=30)]}
+            "runs": [run_view(r) for r in await store.runs(ctx.db, limit=30)]}
 
 
-def _run_view(r: store.Run) -> dict[str, Any]:
+def run_view(r: store.Run) -> dict[str, Any]:
     return {"id": r.id, "job": r.job, "status": r.status, "trigger": r.trigger, "due": iso(r.due), "at": iso(r.at),
             "finished": iso(r.finished), "note": r.note, "detail": r.detail}

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.gateway.body import validation_message
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
@@ -113,6 +114,15 @@ async def register_model(ctx: Context, body: RegisterIn) -> ModelRecord:
     return await model_store.register(ctx.db, ModelRecord(
         alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
         vision=body.vision, tools=body.tools, context_window=body.context_window, max_output=body.max_output))
+
+
+async def register_fields(ctx: Context, fields: dict[str, Any]) -> ModelRecord:
+    """``register_model`` from plain fields (checked as a request body is): for onboarding."""
+    try:
+        body = RegisterIn.model_validate(fields)
+    except ValidationError as e:
+        raise BadRequest(f"invalid registration: {validation_message(e)}") from None
+    return await register_model(ctx, body)
 
 
 @admin
