@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_models
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_health, cmd_models
 from benchwarmers_mcp.cli.remote import DEFAULT_URL, ClientConfig, CliError, Remote
 
 Handler = Callable[[argparse.Namespace, Remote], Awaitable[int]]
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_models(b, sub)
     add_endpoints(b, sub)
     add_admin(b, sub)
+    cmd_health.add(b, sub)
     return top
 
 
@@ -182,6 +183,7 @@ def add_models(b: Builder, sub) -> None:
     yes_flag(retire)
     b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
               ["bench model restore mercury"], args=("alias",))
+    cmd_health.add_retry(b, msub)
     add_model_changes(b, msub)
 
 
@@ -265,9 +267,11 @@ def add_admin(b: Builder, sub) -> None:
                        args=("name",))
     yes_flag(delete)
 
-    settings = b.command(sub, "settings", cmd_bench.settings, "show or change the gateway settings", [
-        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1"])
-    settings.add_argument("section", nargs="?", choices=("gateway",), help="the settings to change")
+    settings = b.command(sub, "settings", cmd_health.settings, "show or change the gateway and scheduler settings", [
+        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1",
+        "bench settings scheduler run --off perf", "bench settings scheduler --at availability=04:30"])
+    settings.add_argument("section", nargs="?", choices=("gateway", "scheduler"), help="the settings to change")
+    cmd_health.add_settings(settings)
     settings.add_argument("--max-calls", type=int, help="seats per panel, members included (1 to 10)")
     settings.add_argument("--max-explorers", type=int, help="explorer seats per panel (0 to 2)")
     b.command(sub, "quotas", cmd_bench.quotas, "rate-limit windows per connection, and who is resting",

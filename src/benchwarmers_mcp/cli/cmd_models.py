@@ -143,6 +143,8 @@ async def model_restore(args: argparse.Namespace, remote: Remote) -> int:
     if show_json(args, reply):
         return 0
     print(f"restored {args.alias} ({reply['model']['status']})")
+    if reply.get("rejoined"):
+        note(f"back in: {', '.join(reply['rejoined'])}")
     return 0
 
 

@@ -210,14 +210,15 @@ async def restore(db: Database, alias: str, *, max_members: int | None = None,
 
 
 async def _rejoin(tx: Any, collection: str, alias: str, max_members: int | None) -> bool:
-    """Put ``alias`` back at the end of ``collection`` if it still exists, lacks it and has room."""
+    """Put ``alias`` back at the end of ``collection`` if it still exists, lacks it and has room;
+    True when it was put back."""
     if await tx.fetchone("SELECT 1 FROM collections WHERE name = ?", (collection,)) is None:
         return False
     members = await tx.fetchone("SELECT COUNT(*), MAX(position), SUM(alias = ?) FROM collection_members"
                                 " WHERE collection = ?", (alias, collection))
     count, top, has = members[0] or 0, members[1], members[2] or 0
     if has:
-        return True
+        return False  # it never left (a retirement by hand keeps memberships)
     if max_members is not None and count >= max_members:
         return False
     await tx.execute("INSERT INTO collection_members (collection, alias, position) VALUES (?, ?, ?)",
