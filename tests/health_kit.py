@@ -34,7 +34,7 @@ class ManualClock:
 
     def __init__(self, start: float | None = None) -> None:
         self.tz = UTC
-        self._now = time.time() if start is None else start
+        self._now = time.time() + 5.0 if start is None else start  # a little ahead of rows stamped by the real clock
         self._sleepers: list[tuple[float, anyio.Event]] = []
 
     def now(self) -> float:

@@ -15,6 +15,7 @@ from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, o
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.gateway.body import validation_message
+from benchwarmers_mcp.health.clock import clock_of
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
@@ -176,7 +177,7 @@ async def restore_model(ctx: Context, alias: str) -> tuple[ModelRecord, list[str
         raise BadRequest(f"{current.served} on {current.endpoint} is on the bench again as {again[0]!r}; "
                          f"retire that one first to restore {alias}")
     limits = await collection_store.gateway_settings(ctx.db)
-    record = await model_store.restore(ctx.db, alias, max_members=limits.max_calls)
+    record = await model_store.restore(ctx.db, alias, max_members=limits.max_calls, now=clock_of(ctx).now())
     last = await model_store.last_retirement(ctx.db, alias)
     return record, list((last or {}).get("restored_to") or [])
 

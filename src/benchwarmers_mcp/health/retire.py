@@ -88,7 +88,7 @@ async def registration_alerts(ctx: Context, models: list[ModelRecord], latest: d
         if listed(m.served, listing.served):
             await alert_store.clear_one(ctx.db, "registration", m.alias, "listed again", now)
             continue
-        close = difflib.get_close_matches(m.served, listing.served, n=3, cutoff=0.6)
+        close = difflib.get_close_matches(m.served, listing.served, n=3, cutoff=0.5)
         since = found[m.alias].missing_since if m.alias in found else None
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         await alert_store.raise_one(
@@ -156,7 +156,7 @@ async def _act(ctx: Context, model: ModelRecord, d: Decision, report: Report, cl
     now = clock.now()
     if d.action == "retire":
         await retire(ctx, model, d, report, {"rule": d.rule, "why": d.why,
-                                             "failure": d.failure.__dict__ if d.failure else None})
+                                             "failure": d.failure.__dict__ if d.failure else None}, now)
     elif d.action == "watch" and d.retires_at is not None:
         await alerts.retiring(ctx.db, model.alias, d.why, d.retires_at, now)
         report.watching.append({"alias": model.alias, "why": d.why, "retires_at": d.retires_at})
@@ -164,17 +164,19 @@ async def _act(ctx: Context, model: ModelRecord, d: Decision, report: Report, cl
         await alert_store.clear_one(ctx.db, "retiring", model.alias, "nothing against it now", now)
 
 
-async def retire(ctx: Context, model: ModelRecord, d: Decision, report: Report, proof: dict[str, Any]) -> None:
+async def retire(ctx: Context, model: ModelRecord, d: Decision, report: Report, proof: dict[str, Any],
+                 now: float) -> None:
     """Retire automatically: out of its collections (recorded), evidence kept, one alert to restore."""
     why = f"auto-retired ({d.rule}): {d.why}"[:300]
     record = await model_store.retire(ctx.db, model.alias, why, by="auto", rule=d.rule, leave_collections=True,
-                                      evidence=proof)
+                                      evidence=proof, now=now)
     left = (await model_store.last_retirement(ctx.db, model.alias) or {}).get("collections", [])
     async with ctx.db.transaction() as tx:
-        await alert_store.clear(tx, ("retiring", "model_gone", "registration", "went_paid"), model.alias, "retired")
+        await alert_store.clear(tx, ("retiring", "model_gone", "registration", "went_paid"), model.alias, "retired",
+                                now)
         await alert_store.put(tx, "retired", model.alias, f"{model.alias} was retired automatically: {d.why}"
                               + (f"; it left {', '.join(left)}" if left else ""),
-                              {"rule": d.rule, "collections": left, "retired_at": record.retired_at})
+                              {"rule": d.rule, "collections": left, "retired_at": record.retired_at}, now)
     report.retired.append({"alias": model.alias, "rule": d.rule, "why": d.why, "collections": left})
 
 
@@ -187,6 +189,6 @@ async def retire_all(ctx: Context, connection: str, clock: Clock) -> list[str]:
         model = await model_store.find(ctx.db, alias)
         if model is not None and not model.retired:
             d = Decision(alias, connection, "retire", "connection", f"retired with every model on {connection}")
-            await retire(ctx, model, d, report, {"rule": "connection", "held": names})
+            await retire(ctx, model, d, report, {"rule": "connection", "held": names}, clock.now())
     await alert_store.clear_one(ctx.db, "connection_held", connection, "retired all", clock.now())
     return [r["alias"] for r in report.retired]
