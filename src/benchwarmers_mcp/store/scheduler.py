@@ -139,9 +139,11 @@ async def heartbeat(db: Database, job: str, run: int, now: float) -> None:
 
 async def finish(db: Database, job: str, run: int, *, now: float, status: str, note: str = "",
                  detail: dict[str, Any] | None = None) -> None:
+    """A run's end: its status, what it did, and ``note`` after the note it started with."""
     async with db.transaction() as tx:
-        await tx.execute("UPDATE scheduler_runs SET finished = ?, status = ?, note = ?, detail = ? WHERE id = ?",
-                         (now, status, note[:1000], json.dumps(detail or {}, default=str), run))
+        await tx.execute("UPDATE scheduler_runs SET finished = ?, status = ?, detail = ?,"
+                         " note = CASE WHEN note = '' THEN ? ELSE note || '; ' || ? END WHERE id = ?",
+                         (now, status, json.dumps(detail or {}, default=str), note[:1000], note[:1000], run))
         await tx.execute("UPDATE scheduler_jobs SET running_run = NULL, running_owner = NULL WHERE job = ?"
                          " AND running_run = ?", (job, run))
 
