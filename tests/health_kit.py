@@ -36,6 +36,7 @@ class ManualClock:
         self.tz = UTC
         self._now = time.time() + 5.0 if start is None else start  # a little ahead of rows stamped by the real clock
         self._sleepers: list[tuple[float, anyio.Event]] = []
+        self._slept = anyio.Event()
 
     def now(self) -> float:
         return self._now
@@ -43,6 +44,7 @@ class ManualClock:
     async def sleep(self, seconds: float) -> None:
         entry = (self._now + seconds, anyio.Event())
         self._sleepers.append(entry)
+        self._slept.set()
         try:
             await entry[1].wait()
         finally:
@@ -59,7 +61,9 @@ class ManualClock:
         target = len(self._sleepers) + len(woken)
         with anyio.fail_after(20):
             while len(self._sleepers) < target:
-                await anyio.sleep(0.002)
+                self._slept = anyio.Event()
+                if len(self._sleepers) < target:
+                    await self._slept.wait()
 
     def set(self, moment: float) -> None:
         self._now = moment
