@@ -103,7 +103,7 @@ async def scheduler(args: argparse.Namespace, remote: Remote) -> int:
             return 0
         print(f"{args.job}: run {reply['run']} {reply.get('status')}" + (f" ({reply['note']})" if reply.get("note")
                                                                          else ""))
-        return 0 if reply.get("status") in ("ran", "running") else 1
+        return 1 if reply.get("status") in ("failed", "cancelled", "lost") else 0
     reply = await remote.get("/api/scheduler")
     if show_json(args, reply):
         return 0
@@ -174,7 +174,7 @@ async def follow(args: argparse.Namespace, remote: Remote, ids: list[int]) -> in
         mine = [i for i in reply["items"] if i["id"] in ids]
         for item in mine:
             for entry in item["log"][shown.get(item["id"], 0):]:
-                print(f"[{entry['step']}/{entry['of']}] {item['alias'] or item['served']}: {entry['state']}"
+                print(f"[{entry['step']}/{entry['of']}] {item['served']}: {entry['state']}"
                       f" - {entry['message']}", flush=True)
             shown[item["id"]] = len(item["log"])
         if mine and all(i["state"] not in ("queued", "running") for i in mine):
