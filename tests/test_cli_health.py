@@ -27,7 +27,6 @@ def test_onboard_probe_retry_alerts_and_the_scheduler(gateway: str, upstream: st
     queue = json.loads(ok(bench(gateway, "onboarding", "--json")).stdout)
     assert [i["state"] for i in queue["items"]] == ["done", "failed"]
 
-    print("t-register")
     ok(bench(gateway, "model", "register", "vendor/gone?fail=404", "--endpoint", "fake", "--alias", "gone"))
     retried = bench(gateway, "model", "retry", "gone")
     assert retried.returncode == 1 and "no answer (structural)" in retried.stdout
