@@ -151,6 +151,9 @@ async def retire(db: Database, alias: str, why: str, *, by: str = "user", rule: 
         await tx.execute("INSERT INTO retirements (alias, at, why, by, rule, collections, evidence)"
                          " VALUES (?, ?, ?, ?, ?, ?, ?)", (alias, now, why, by, rule, json.dumps(member_of),
                                                              json.dumps(evidence or {}, default=str)))
+        await tx.execute("UPDATE alerts SET cleared_at = ?, cleared_why = 'retired' WHERE subject = ?"
+                         " AND kind IN ('retiring', 'model_gone', 'registration', 'went_paid') AND cleared_at IS NULL",
+                         (now, alias))
         await log_change(tx, "model.retire", alias, {"why": why, "by": by, "rule": rule,
                                                      "left": member_of if leave_collections else [],
                                                      "evidence": evidence or {}})
