@@ -135,3 +135,19 @@ def test_the_providers_words_are_cut_and_keys_taken_out() -> None:
     assert safe_detail("key my-secret refused", ("my-secret",)) == "key [key] refused"
     assert safe_detail("model meta-llama/llama-3.3-70b-instruct:free not found") \
         == "model meta-llama/llama-3.3-70b-instruct:free not found"
+
+
+def test_reasoning_effort_turns_thinking_on_with_a_budget_in_each_native_api() -> None:
+    from benchwarmers_mcp.messages import ModelRequest, user
+    from benchwarmers_mcp.providers import anthropic, gemini, ollama
+
+    asked = ModelRequest("m", (user("hi"),), options={"reasoning_effort": "low", "max_tokens": 64, "temperature": 0.2})
+    claude = anthropic.build_body(asked, stream=False)
+    assert claude["thinking"] == {"type": "enabled", "budget_tokens": 1024} and claude["max_tokens"] == 1088
+    assert "temperature" not in claude
+    assert gemini.build_body(asked)["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 1024,
+                                                                              "includeThoughts": True}
+    assert ollama.build_body(asked, stream=False)["think"] is True
+    plain = ModelRequest("m", (user("hi"),), options={"max_tokens": 64})
+    assert "thinking" not in anthropic.build_body(plain, stream=False) and "think" not in ollama.build_body(
+        plain, stream=False) and "thinkingConfig" not in gemini.build_body(plain)["generationConfig"]
