@@ -24,8 +24,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.seed import seed  # noqa: E402
-from tests.servers import free_port, spawn_server, wait_healthy  # noqa: E402
+from tests.kits.seed import seed  # noqa: E402
+from tests.kits.servers import free_port, spawn_server, wait_healthy  # noqa: E402
 
 BODY = {"model": "bench/bench3", "messages": [{"role": "user", "content": "Say something short."}]}
 

@@ -4,10 +4,16 @@ either ``anthropic-version`` is accepted: the security layer judges keys, this f
 
 Every SSE event carries an ``event:`` line (the SDK drops events without one); keep-alives are
 ``ping`` events and ``message_delta`` carries ``usage`` (the SDK's helper needs it) and ``bench``.
+
+A route turn is the member's text as ``text`` blocks (streamed as it comes), each tool call a
+``tool_use`` block (streamed whole at the end: one ``input_json_delta``), the member's usage, and
+``bench`` on ``message_delta``. Reasoning is not relayed (an Anthropic thinking block needs a
+signature only Anthropic can make).
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,30 +22,35 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import (
-    images,
-    options,
-    panel_stream,
-    panel_view,
-    retry,
-    route_anthropic,
-    tokens,
-    tool_defs,
-)
-from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask, key_name
-from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway import face, images, options, retry, tool_defs
+from benchwarmers_mcp.gateway.face import Dialect, handle_ask
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import arguments_text
-from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.inbound import context, guarded, key_name, read_json
+from benchwarmers_mcp.messages import (
+    Answer,
+    Ask,
+    Image,
+    Message,
+    Part,
+    Text,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from benchwarmers_mcp.store.collections import Collection
 
 SAMPLING = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop"}
 IGNORED_BLOCKS = ("thinking", "redacted_thinking")
 SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
                  "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "mcp_tool_use",
                  "mcp_tool_result", "container_upload", "tool_search_tool_result", "search_result")
+STOP_REASONS = {"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn"}
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error"}
 
@@ -220,8 +231,7 @@ def parse_tool_choice(raw: Any) -> tuple[Any, bool | None]:
 
 
 def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
-    collection, suffix = split_model(body.get("model"))
-    reply, nominees = body_reply(body)
+    collection, reply, nominees = face.named(body, body.get("model"))
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("stream must be true or false")
@@ -229,13 +239,13 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     system = [t for t in (parse_system(body.get("system")), *system_turns(body.get("messages"))) if t]
     return Ask(
         collection=collection, messages=parse_messages(body.get("messages")), system="\n\n".join(system) or None,
-        reply=resolve_reply(reply, suffix), with_=nominees, stream=stream, tools=parse_tools(body.get("tools")),
+        reply=reply, with_=nominees, stream=stream, tools=parse_tools(body.get("tools")),
         tool_choice=tool_choice, parallel_tool_calls=parallel, options=options.pick(body, SAMPLING),
         model_name=str(body["model"]), key_name=key_name,
     )
 
 
-# ---- render ------------------------------------------------------------------------------------
+# ---- render: shared by panels and route turns ---------------------------------------------------
 
 def usage_body(u: Usage) -> dict[str, int]:
     """Token counts in Messages' shape (route mode uses it too); nothing is ever cached."""
@@ -251,14 +261,21 @@ def envelope(ask: Ask, content: list[dict[str, Any]], stop_reason: str | None, u
             **extra}
 
 
-def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
-    text = panel_view.content(run)
-    return envelope(ask, [{"type": "text", "text": text}], "end_turn", tokens.panel_usage(run, ask, text),
-                    bench=panel_view.bench_field(run))
-
-
 def event(kind: str, **data: Any) -> bytes:
     return sse({"type": kind, **data}, event=kind)
+
+
+def _delta_usage(usage: Usage) -> dict[str, int]:
+    """``message_delta``'s usage: the two counts only."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+
+
+# ---- render: a panel ---------------------------------------------------------------------------
+
+def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
+    text = report.content(run)
+    return envelope(ask, [{"type": "text", "text": text}], "end_turn", face.panel_usage(run, ask, text),
+                    bench=report.panel_bench(run))
 
 
 def _text_delta(piece: str) -> bytes:
@@ -266,29 +283,99 @@ def _text_delta(piece: str) -> bytes:
 
 
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
-    yield event("message_start", message=envelope(ask, [], None, Usage(tokens.count(ask), 0)))
+    yield event("message_start", message=envelope(ask, [], None, Usage(face.count(ask), 0)))
     yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
     sent: list[str] = []
     try:
-        async for frame in panel_stream.framed(run, keepalive, _text_delta, sent, idle=event("ping")):
+        async for frame in face.framed(run, keepalive, _text_delta, sent, idle=event("ping")):
             yield frame
         yield event("content_block_stop", index=0)
-        usage = tokens.panel_usage(run, ask, "".join(sent))
+        usage = face.panel_usage(run, ask, "".join(sent))
         yield event("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},
-                    usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-                    bench=panel_view.bench_field(run))
+                    usage=_delta_usage(usage), bench=report.panel_bench(run))
         yield event("message_stop")
     except Exception as e:
-        yield event("error", error=error_body(panel_stream.as_bench_error(e))["error"])
+        yield event("error", error=error_body(face.as_bench_error(e))["error"])
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = panel_view.reply_headers(run, overhead_ms)
+    headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
         return StreamingResponse(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
                                  headers={**SSE_HEADERS, **headers})
     return JSONResponse(message(run, ask), headers=headers)
 
+
+# ---- render: a route turn ----------------------------------------------------------------------
+
+def _map_stop(answer: Answer) -> str:
+    if answer.tool_calls:
+        return "tool_use"
+    return STOP_REASONS.get(answer.finish_reason, "end_turn")
+
+
+def _tool_use(call: ToolCall, with_input: bool = True) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call.id, "name": call.name,
+            "input": face.arguments_object(call) if with_input else {}}
+
+
+def turn_message(turn: RouteTurn, ask: Ask, answer: Answer) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": answer.text}] if answer.text else []
+    content += [_tool_use(c) for c in answer.tool_calls]
+    if not content:
+        content = [{"type": "text", "text": ""}]
+    return envelope(ask, content, _map_stop(answer), answer.usage or Usage(), bench=report.turn_bench(turn))
+
+
+def _tool_blocks(answer: Answer, index: int) -> list[bytes]:
+    """Each tool call whole, from block ``index`` on: its start, its input in one delta, its stop."""
+    frames = []
+    for i, call in enumerate(answer.tool_calls, start=index):
+        frames += [event("content_block_start", index=i, content_block=_tool_use(call, with_input=False)),
+                   event("content_block_delta", index=i,
+                         delta={"type": "input_json_delta", "partial_json": json.dumps(face.arguments_object(call))}),
+                   event("content_block_stop", index=i)]
+    return frames
+
+
+async def stream_turn(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
+    yield event("message_start", message=envelope(ask, [], None, Usage()))
+    index = 0
+    text_open = False
+    try:
+        async for piece in face.texts(turn, keepalive):
+            if piece is None:
+                yield event("ping")
+                continue
+            if not text_open:
+                yield event("content_block_start", index=index, content_block={"type": "text", "text": ""})
+                text_open = True
+            yield event("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
+        answer = turn.answer
+        if text_open:
+            yield event("content_block_stop", index=index)
+            index += 1
+        for frame in _tool_blocks(answer, index):
+            yield frame
+        if not text_open and not answer.tool_calls:  # an empty answer is still one (empty) text block
+            yield event("content_block_start", index=0, content_block={"type": "text", "text": ""})
+            yield event("content_block_stop", index=0)
+        yield event("message_delta", delta={"stop_reason": _map_stop(answer), "stop_sequence": None},
+                    usage=_delta_usage(answer.usage or Usage()), bench=report.turn_bench(turn))
+        yield event("message_stop")
+    except BenchError as e:
+        yield event("error", error=error_body(e)["error"])
+
+
+async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
+                        request: Request) -> Response:
+    turn = await face.begin(ctx, ask, collection, request)
+    if ask.stream:
+        return face.streaming(turn, stream_turn(turn, ask, ctx.settings.keepalive), "text/event-stream", SSE_HEADERS)
+    return JSONResponse(turn_message(turn, ask, await turn.collect()), headers=face.route_headers(turn))
+
+
+# ---- errors and handlers -----------------------------------------------------------------------
 
 def error_body(error: BenchError) -> dict[str, Any]:
     return {"type": "error", "error": {"type": ERROR_TYPES.get(error.status, "api_error"), "message": error.message}}
@@ -298,7 +385,7 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
 
 
-DIALECT = Dialect("anthropic", parse, respond, render_error, route_anthropic.respond_route)
+DIALECT = Dialect("anthropic", parse, respond, render_error, respond_route)
 
 
 @guarded(render_error)
@@ -310,4 +397,4 @@ async def messages(request: Request) -> Response:
 async def count_tokens(request: Request) -> Response:
     body = await read_json(request, context(request).settings.max_body)
     ask = parse({**body, "stream": False}, key_name(request))
-    return JSONResponse({"input_tokens": await tokens.counted(request, ask)})
+    return JSONResponse({"input_tokens": await face.counted(request, ask)})

@@ -2,37 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.gateway.body import read_json, validation_message
-from benchwarmers_mcp.gateway.dispatch import context, guarded, key_name
-from benchwarmers_mcp.gateway.openai_chat import render_error
+from benchwarmers_mcp.inbound import context, guarded, key_name, read_json, render_error
 from benchwarmers_mcp.store import verdicts
-from benchwarmers_mcp.store.verdicts import Verdict
-
-
-class VerdictIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
-    call: str = Field(min_length=3, max_length=200)
-    useful: bool
-    note: str = Field("", max_length=4000)
-    real: list[str] = Field(default_factory=list, max_length=100)
-    false_: list[str] = Field(default_factory=list, max_length=100, alias="false")
-
-
-def parse_verdict(body: dict[str, Any]) -> Verdict:
-    try:
-        v = VerdictIn.model_validate(body)
-    except ValidationError as e:
-        raise BadRequest(f"invalid verdict: {validation_message(e)}") from None
-    return Verdict(v.call.strip(), v.useful, v.note.strip(), tuple(s.strip() for s in v.real if s.strip()),
-                   tuple(s.strip() for s in v.false_ if s.strip()))
 
 
 @guarded(render_error)

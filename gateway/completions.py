@@ -16,13 +16,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import options, panel_stream, panel_view, retry, tokens
-from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
-from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
-from benchwarmers_mcp.gateway.openai_chat import error_body, usage_body
+from benchwarmers_mcp.gateway import face, options, retry
+from benchwarmers_mcp.gateway.face import Dialect, handle_ask
+from benchwarmers_mcp.gateway.openai_chat import usage_body
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
+from benchwarmers_mcp.inbound import error_body, guarded
 from benchwarmers_mcp.messages import Ask, Message, Text
 
 SAMPLING = {name: name for name in ("max_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
@@ -43,8 +44,7 @@ def parse_prompt(raw: Any) -> str:
 
 
 def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
-    collection, suffix = split_model(body.get("model"))
-    reply, nominees = body_reply(body)
+    collection, reply, nominees = face.named(body, body.get("model"))
     prompt = parse_prompt(body.get("prompt"))
     if body.get("suffix"):
         raise Unsupported("suffix (insertion) is not supported on a panel; send the whole prompt")
@@ -54,7 +54,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     if not isinstance(stream, bool):
         raise BadRequest("stream must be true or false")
     return Ask(collection=collection, messages=(Message("user", (Text(prompt),)),),
-               reply=resolve_reply(reply, suffix), with_=nominees, stream=stream,
+               reply=reply, with_=nominees, stream=stream,
                options=options.pick(body, SAMPLING), model_name=str(body["model"]),
                key_name=key_name)
 
@@ -71,28 +71,28 @@ class Chunks:
 
 
 def _usage(run: PanelRun, ask: Ask, text: str) -> dict[str, int]:
-    return usage_body(tokens.panel_usage(run, ask, text))
+    return usage_body(face.panel_usage(run, ask, text))
 
 
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
     out = Chunks(ask.model_name)
     sent: list[str] = []
     try:
-        async for frame in panel_stream.framed(run, keepalive, lambda piece: sse(out.body(piece, None)), sent):
+        async for frame in face.framed(run, keepalive, lambda piece: sse(out.body(piece, None)), sent):
             yield frame
-        yield sse(out.body("", "stop", usage=_usage(run, ask, "".join(sent)), bench=panel_view.bench_field(run)))
+        yield sse(out.body("", "stop", usage=_usage(run, ask, "".join(sent)), bench=report.panel_bench(run)))
     except Exception as e:
-        yield sse(error_body(panel_stream.as_bench_error(e)))
+        yield sse(error_body(face.as_bench_error(e)))
     yield b"data: [DONE]\n\n"
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = panel_view.reply_headers(run, overhead_ms)
+    headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
         return StreamingResponse(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
                                  headers={**SSE_HEADERS, **headers})
-    text = panel_view.content(run)
-    reply = Chunks(ask.model_name).body(text, "stop", usage=_usage(run, ask, text), bench=panel_view.bench_field(run))
+    text = report.content(run)
+    reply = Chunks(ask.model_name).body(text, "stop", usage=_usage(run, ask, text), bench=report.panel_bench(run))
     return JSONResponse(reply, headers=headers)
 
 

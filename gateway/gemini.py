@@ -6,6 +6,11 @@ for ``bench``, so the panel's call ids go in the ``X-Bench-Panel`` and ``X-Bench
 headers; streamed, the seats are listed as seated (status ``pending``), since the headers go
 before any seat answers. The SSE stream is bare ``data:`` lines only: genai breaks on comments,
 ``event:`` lines and ``[DONE]``, so a keep-alive is a chunk with empty text.
+
+A route turn is text parts as they come, each tool call a ``functionCall`` part (with the call id,
+which a client may echo in its ``functionResponse``) when the turn ends, then the finish reason and
+the member's usage. The conversation, member and call id go in headers (``X-Bench-Call`` when known
+before the reply is sent).
 """
 
 from __future__ import annotations
@@ -19,23 +24,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
-from benchwarmers_mcp.gateway import (
-    images,
-    options,
-    panel_stream,
-    panel_view,
-    route_gemini,
-    tokens,
-    tool_defs,
-)
-from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask, key_name
-from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway import face, images, options, tool_defs
+from benchwarmers_mcp.gateway.face import Dialect, handle_ask
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, dumps, sse
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text
-from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.inbound import context, guarded, key_name, read_json
+from benchwarmers_mcp.messages import Answer, Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.store.collections import Collection
 
 SAMPLING = {"temperature": "temperature", "topP": "top_p", "maxOutputTokens": "max_tokens", "stopSequences": "stop",
             "seed": "seed", "presencePenalty": "presence_penalty", "frequencyPenalty": "frequency_penalty",
@@ -47,6 +46,7 @@ STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENI
           429: "RESOURCE_EXHAUSTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE"}
 FILES_API = re.compile(r"^https?://generativelanguage\.googleapis\.com/.*/files/|^gs://")
 METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+FINISH = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}
 
 
 def get(obj: dict[str, Any], camel: str) -> Any:
@@ -56,7 +56,7 @@ def get(obj: dict[str, Any], camel: str) -> Any:
     return obj.get(re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), camel))
 
 
-def snake_to_camel(obj: Any) -> dict[str, Any]:
+def snake_to_camel(obj: Any) -> Any:
     if not isinstance(obj, dict):
         return obj
     return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in obj.items()}
@@ -206,21 +206,20 @@ def parse_generation(raw: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
 
 def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     """The handler puts the path's model and whether it streams into the body as ``model`` and ``stream``."""
-    collection, suffix = split_model(body.get("model"))
-    reply, nominees = body_reply(body)
+    collection, reply, nominees = face.named(body, body.get("model"))
     if get(body, "cachedContent") is not None:
         raise Unsupported("cachedContent is not supported: nothing is stored; send the contents")
     opts, fmt = parse_generation(get(body, "generationConfig"))
     return Ask(
         collection=collection, messages=parse_contents(body.get("contents")),
-        system=parse_system(get(body, "systemInstruction")), reply=resolve_reply(reply, suffix), with_=nominees,
+        system=parse_system(get(body, "systemInstruction")), reply=reply, with_=nominees,
         stream=body.get("stream") is True, tools=parse_tools(body.get("tools")),
         tool_choice=parse_tool_choice(get(body, "toolConfig")), response_format=fmt, options=opts,
         model_name=str(body["model"]), key_name=key_name,
     )
 
 
-# ---- render ------------------------------------------------------------------------------------
+# ---- render: shared by panels and route turns ---------------------------------------------------
 
 def response(ask: Ask, response_id: str, parts: list[dict[str, Any]], usage: Usage | None = None,
              finish: str = "STOP") -> dict[str, Any]:
@@ -232,29 +231,6 @@ def response(ask: Ask, response_id: str, parts: list[dict[str, Any]], usage: Usa
         out["usageMetadata"] = {"promptTokenCount": usage.input_tokens, "candidatesTokenCount": usage.output_tokens,
                                 "totalTokenCount": usage.total}
     return out
-
-
-def chunk(ask: Ask, run: PanelRun, text: str, usage: Usage | None = None) -> dict[str, Any]:
-    return response(ask, run.id, [{"text": text}], usage)
-
-
-def seated_header(run: PanelRun) -> str:
-    """``X-Bench-Seats`` before any seat has answered: every seat as seated, status pending."""
-    return json.dumps([{"call": f"{run.id}.{s.key}", "seat": s.label, "alias": s.alias, "status": "pending"}
-                       for s in run.seating.seats], separators=(",", ":"))
-
-
-async def chunks(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[dict[str, Any]]:
-    """The stream's objects, framing aside; an error after the 200 is the last one."""
-    sent: list[str] = []
-    try:
-        async for piece in panel_stream.pieces(run, keepalive):
-            if piece is not None:
-                sent.append(piece)
-            yield chunk(ask, run, piece or "")
-        yield chunk(ask, run, "", tokens.panel_usage(run, ask, "".join(sent)))
-    except Exception as e:
-        yield error_body(panel_stream.as_bench_error(e))
 
 
 async def sse_frames(items: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
@@ -279,15 +255,94 @@ def framed(body: dict[str, Any], items: AsyncIterator[dict[str, Any]]) -> tuple[
     return array_frames(items), "application/json"
 
 
+# ---- render: a panel ---------------------------------------------------------------------------
+
+def chunk(ask: Ask, run: PanelRun, text: str, usage: Usage | None = None) -> dict[str, Any]:
+    return response(ask, run.id, [{"text": text}], usage)
+
+
+def seated_header(run: PanelRun) -> str:
+    """``X-Bench-Seats`` before any seat has answered: every seat as seated, status pending."""
+    return json.dumps([{"call": f"{run.id}.{s.key}", "seat": s.label, "alias": s.alias, "status": "pending"}
+                       for s in run.seating.seats], separators=(",", ":"))
+
+
+def seats_header(run: PanelRun) -> str:
+    """``X-Bench-Seats`` once the panel is done: the seats as compact JSON (the body has no room)."""
+    return json.dumps([{"call": s.call, "seat": s.label, "alias": s.alias, "status": s.status}
+                       for s in run.seats_in_seat_order()], separators=(",", ":"))
+
+
+async def chunks(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[dict[str, Any]]:
+    """The stream's objects, framing aside; an error after the 200 is the last one."""
+    sent: list[str] = []
+    try:
+        async for piece in face.pieces(run, keepalive):
+            if piece is not None:
+                sent.append(piece)
+            yield chunk(ask, run, piece or "")
+        yield chunk(ask, run, "", face.panel_usage(run, ask, "".join(sent)))
+    except Exception as e:
+        yield error_body(face.as_bench_error(e))
+
+
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = panel_view.reply_headers(run, overhead_ms)
+    headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
         headers["X-Bench-Seats"] = seated_header(run)
         frames, media_type = framed(body, chunks(run, ask, ctx.settings.keepalive))
         return StreamingResponse(frames, media_type=media_type, headers={**SSE_HEADERS, **headers})
-    text = panel_view.content(run)
-    headers["X-Bench-Seats"] = panel_view.seats_header(run)
-    return JSONResponse(chunk(ask, run, text, tokens.panel_usage(run, ask, text)), headers=headers)
+    text = report.content(run)
+    headers["X-Bench-Seats"] = seats_header(run)
+    return JSONResponse(chunk(ask, run, text, face.panel_usage(run, ask, text)), headers=headers)
+
+
+# ---- render: a route turn ----------------------------------------------------------------------
+
+def _turn_chunk(turn: RouteTurn, ask: Ask, parts: list[dict[str, Any]],
+                answer: Answer | None = None) -> dict[str, Any]:
+    response_id = turn.call or turn.conversation
+    if answer is None:
+        return response(ask, response_id, parts)
+    return response(ask, response_id, parts, answer.usage or Usage(), FINISH.get(answer.finish_reason, "STOP"))
+
+
+def _calls(answer: Answer) -> list[dict[str, Any]]:
+    return [{"functionCall": {"id": c.id, "name": c.name, "args": face.arguments_object(c)}}
+            for c in answer.tool_calls]
+
+
+def turn_headers(turn: RouteTurn) -> dict[str, str]:
+    out = face.route_headers(turn)
+    if turn.call:
+        out["X-Bench-Call"] = turn.call
+    return out
+
+
+async def turn_chunks(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncIterator[dict[str, Any]]:
+    """The stream's objects, framing aside: text (an empty one is a keep-alive), the calls, the
+    finish; an error after the reply has started is the last one."""
+    try:
+        async for piece in face.texts(turn, keepalive):
+            yield _turn_chunk(turn, ask, [{"text": piece or ""}])
+        answer = turn.answer
+        yield _turn_chunk(turn, ask, _calls(answer) or [{"text": ""}], answer)
+    except BenchError as e:
+        yield error_body(e)
+
+
+async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
+                        request: Request) -> Response:
+    turn = await face.begin(ctx, ask, collection, request)
+    if ask.stream:
+        frames, media_type = framed(body, turn_chunks(turn, ask, ctx.settings.keepalive))
+        return face.streaming(turn, frames, media_type, {**SSE_HEADERS, **turn_headers(turn)})
+    answer = await turn.collect()
+    parts = ([{"text": answer.text}] if answer.text else []) + _calls(answer)
+    return JSONResponse(_turn_chunk(turn, ask, parts or [{"text": ""}], answer), headers=turn_headers(turn))
+
+
+# ---- errors and the handler --------------------------------------------------------------------
 
 
 def error_body(error: BenchError) -> dict[str, Any]:
@@ -299,7 +354,7 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=error.headers)
 
 
-DIALECT = Dialect("gemini", parse, respond, render_error, route_gemini.respond_route)
+DIALECT = Dialect("gemini", parse, respond, render_error, respond_route)
 
 
 def split_method(rest: str) -> tuple[str, str]:
@@ -320,7 +375,7 @@ async def model_method(request: Request) -> Response:
         nested = get(body, "generateContentRequest")
         inner = nested if isinstance(nested, dict) else body
         ask = parse({**inner, "model": model, "stream": False}, key_name(request))
-        return JSONResponse({"totalTokens": await tokens.counted(request, ask)})
+        return JSONResponse({"totalTokens": await face.counted(request, ask)})
     body = {**body, "model": model, "stream": method == "streamGenerateContent",
             "alt": request.query_params.get("alt")}
     return await handle_ask(request, DIALECT, body)

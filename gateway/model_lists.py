@@ -19,11 +19,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.engine.collections import Listed as Entry
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.gateway import anthropic, collections_view, gemini, ollama, openai_chat, shapes
-from benchwarmers_mcp.gateway.dispatch import guarded
+from benchwarmers_mcp.gateway import anthropic, gemini, ollama, openai_chat, shapes
+from benchwarmers_mcp.gateway.face import listed
+from benchwarmers_mcp.inbound import guarded
 
-Entry = tuple[str, dict[str, Any]]
 RENDERERS = {"openai": openai_chat.render_error, "anthropic": anthropic.render_error, "gemini": gemini.render_error}
 GEMINI_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
 
@@ -133,7 +134,7 @@ def by_flavour(handler: Callable[[Request, str], Awaitable[Response]]) -> Callab
 @by_flavour
 async def list_models(request: Request, kind: str) -> Response:
     """``GET /v1/models`` (and ``/models``), in the asking SDK's shape."""
-    entries = await collections_view.listed(request)
+    entries = await listed(request)
     if kind == "gemini":
         return JSONResponse(gemini_page(request, entries))
     if kind == "anthropic":
@@ -144,7 +145,7 @@ async def list_models(request: Request, kind: str) -> Response:
 @by_flavour
 async def get_model(request: Request, kind: str) -> Response:
     """``GET /v1/models/<name>``, in the asking SDK's shape."""
-    name, item = find(await collections_view.listed(request), request.path_params["rest"])
+    name, item = find(await listed(request), request.path_params["rest"])
     entry = {"gemini": gemini_entry, "anthropic": anthropic_entry, "openai": openai_entry}[kind]
     return JSONResponse(entry(name, item))
 
@@ -152,17 +153,17 @@ async def get_model(request: Request, kind: str) -> Response:
 @guarded(gemini.render_error)
 async def gemini_list(request: Request) -> Response:
     """``GET /v1beta/models``."""
-    return JSONResponse(gemini_page(request, await collections_view.listed(request)))
+    return JSONResponse(gemini_page(request, await listed(request)))
 
 
 @guarded(gemini.render_error)
 async def gemini_get(request: Request) -> Response:
     """``GET /v1beta/models/<name>``."""
-    name, item = find(await collections_view.listed(request), request.path_params["rest"])
+    name, item = find(await listed(request), request.path_params["rest"])
     return JSONResponse(gemini_entry(name, item))
 
 
 @guarded(ollama.render_error)
 async def ollama_tags(request: Request) -> Response:
     """``GET /api/tags``."""
-    return JSONResponse({"models": [ollama_entry(n, i) for n, i in await collections_view.listed(request)]})
+    return JSONResponse({"models": [ollama_entry(n, i) for n, i in await listed(request)]})

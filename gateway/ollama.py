@@ -7,12 +7,16 @@ Images are raw base64 with the type sniffed from the first bytes. Tool calls car
 they are numbered per request and each ``tool`` message answers the oldest open call of its
 ``tool_name``. Ollama's ``:latest`` tag is read as no tag; ``:all``/``:merged``/``:route`` are
 the reply modes. An empty prompt (or no messages) only "loads" the collection, as Ollama does.
+
+A route turn is text lines as they come (a keep-alive is an empty line of content), the tool calls
+in one ``tool_calls`` line when the turn ends (arguments as an object, the call id alongside for
+clients that keep it), then the ``done`` line with the member's counts, real durations and ``bench``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,24 +24,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import report
+from benchwarmers_mcp.engine.collections import split_model
 from benchwarmers_mcp.engine.panel import PanelRun
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, NotFound, Unsupported
-from benchwarmers_mcp.gateway import (
-    collections_view,
-    images,
-    options,
-    panel_stream,
-    panel_view,
-    route_ollama,
-    tokens,
-    tool_defs,
-)
-from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import Dialect, context, guarded, handle_ask, resolve_for
-from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
+from benchwarmers_mcp.gateway import face, images, options, tool_defs
+from benchwarmers_mcp.gateway.face import Dialect, RespondPanel, RespondRoute, handle_ask
 from benchwarmers_mcp.gateway.sse import ndjson
 from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_calls
-from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.inbound import context, guarded, read_json
+from benchwarmers_mcp.messages import Answer, Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.store.collections import Collection
 
 VERSION = "0.12.0"
 SAMPLING = {"temperature": "temperature", "top_p": "top_p", "num_predict": "max_tokens", "stop": "stop",
@@ -116,15 +114,14 @@ def _common(body: dict[str, Any]) -> dict[str, Any]:
     if body.get("context") is not None:
         raise Unsupported("context (the token state of an earlier generate) is not supported: a panel has no "
                           "single model state; send the conversation to /api/chat instead")
-    collection, suffix = split_model(model_name(body.get("model")))
-    reply, nominees = body_reply(body)
+    collection, reply, nominees = face.named(body, model_name(body.get("model")))
     stream = body.get("stream", True)
     if not isinstance(stream, bool):
         raise BadRequest("stream must be true or false")
     opts = {k: v for k, v in options.pick(body.get("options"), SAMPLING, "options.").items()
             if not (k == "max_tokens" and v < 0)}
     fmt = body.get("format")
-    return {"collection": collection, "reply": resolve_reply(reply, suffix), "with_": nominees, "stream": stream,
+    return {"collection": collection, "reply": reply, "with_": nominees, "stream": stream,
             "options": opts, "response_format": options.json_schema_format(fmt) if fmt else None,
             "model_name": str(body["model"])}
 
@@ -152,7 +149,7 @@ def parse_generate(body: dict[str, Any], key_name: str = "local") -> Ask:
     return Ask(messages=(Message("user", tuple(parts)),), system=system or None, key_name=key_name, **common)
 
 
-# ---- render ------------------------------------------------------------------------------------
+# ---- render: shared by panels and route turns ---------------------------------------------------
 
 def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
@@ -174,46 +171,99 @@ def done_line(ask: Ask, field: str, text: str, usage: Usage, started: float, ben
             "eval_count": usage.output_tokens, "eval_duration": elapsed, "bench": bench}
 
 
+# ---- render: a panel ---------------------------------------------------------------------------
+
 def _done(run: PanelRun, ask: Ask, field: str, text: str, whole: str) -> dict[str, Any]:
-    return done_line(ask, field, text, tokens.panel_usage(run, ask, whole), run.started, panel_view.bench_field(run))
+    return done_line(ask, field, text, face.panel_usage(run, ask, whole), run.started, report.panel_bench(run))
 
 
 async def stream_panel(run: PanelRun, ask: Ask, field: str, keepalive: float) -> AsyncIterator[bytes]:
     sent: list[str] = []
     try:
-        async for piece in panel_stream.pieces(run, keepalive):
+        async for piece in face.pieces(run, keepalive):
             sent.append(piece or "")
             yield ndjson(line(ask, field, piece or ""))
         yield ndjson(_done(run, ask, field, "", "".join(sent)))
     except Exception as e:
-        yield ndjson({"error": panel_stream.as_bench_error(e).message})
+        yield ndjson({"error": face.as_bench_error(e).message})
 
 
-def responder(field: str) -> Callable[[PanelRun, Ask, dict[str, Any], Context, float], Response]:
+def responder(field: str) -> RespondPanel:
+    """A panel for ``/api/chat`` (``message``) or ``/api/generate`` (``response``)."""
+
     def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-        headers = panel_view.reply_headers(run, overhead_ms)
+        headers = face.reply_headers(run, overhead_ms)
         if ask.stream:
             return StreamingResponse(stream_panel(run, ask, field, ctx.settings.keepalive), media_type=NDJSON,
                                      headers=headers)
-        text = panel_view.content(run)
+        text = report.content(run)
         return JSONResponse(_done(run, ask, field, text, text), headers=headers)
 
     return respond
 
 
+# ---- render: a route turn ----------------------------------------------------------------------
+
+def _map_call(call: ToolCall, index: int) -> dict[str, Any]:
+    return {"id": call.id, "function": {"index": index, "name": call.name,
+                                        "arguments": face.arguments_object(call)}}
+
+
+def _with_calls(line: dict[str, Any], answer: Answer) -> dict[str, Any]:
+    if answer.tool_calls and isinstance(line.get("message"), dict):
+        line["message"]["tool_calls"] = [_map_call(c, i) for i, c in enumerate(answer.tool_calls)]
+    return line
+
+
+def _turn_done(turn: RouteTurn, ask: Ask, field: str, text: str, answer: Answer, started: float) -> dict[str, Any]:
+    reason = "length" if answer.finish_reason == "length" else "stop"
+    return done_line(ask, field, text, answer.usage or Usage(), started, report.turn_bench(turn), reason)
+
+
+async def stream_turn(turn: RouteTurn, ask: Ask, field: str, keepalive: float,
+                      started: float) -> AsyncIterator[bytes]:
+    try:
+        async for piece in face.texts(turn, keepalive):
+            yield ndjson(line(ask, field, piece or ""))
+        answer = turn.answer
+        if answer.tool_calls:
+            yield ndjson(_with_calls(line(ask, field, ""), answer))
+        yield ndjson(_turn_done(turn, ask, field, "", answer, started))
+    except BenchError as e:
+        yield ndjson({"error": e.message})
+
+
+def route_responder(field: str) -> RespondRoute:
+    """Route mode for ``/api/chat`` (``message``) or ``/api/generate`` (``response``)."""
+
+    async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
+                            request: Request) -> Response:
+        started = time.monotonic()
+        turn = await face.begin(ctx, ask, collection, request)
+        if ask.stream:
+            return face.streaming(turn, stream_turn(turn, ask, field, ctx.settings.keepalive, started), NDJSON)
+        answer = await turn.collect()
+        return JSONResponse(_with_calls(_turn_done(turn, ask, field, answer.text, answer, started), answer),
+                            headers=face.route_headers(turn))
+
+    return respond_route
+
+
+# ---- errors and handlers -----------------------------------------------------------------------
+
 def render_error(error: BenchError) -> Response:
     return JSONResponse({"error": error.message}, status_code=error.status, headers=error.headers)
 
 
-DIALECT = Dialect("ollama", parse, responder("message"), render_error, route_ollama.responder("message"))
+DIALECT = Dialect("ollama", parse, responder("message"), render_error, route_responder("message"))
 GENERATE = Dialect("ollama-generate", parse_generate, responder("response"), render_error,
-                   route_ollama.responder("response"))
+                   route_responder("response"))
 
 
 async def _load(request: Request, body: dict[str, Any], field: str) -> Response:
     """No prompt at all: Ollama's way to load a model. Checks the collection, runs nothing."""
     collection, _ = split_model(model_name(body.get("model")))
-    await resolve_for(request, collection)
+    await face.resolve_for(request, collection)
     loaded = line(Ask(collection, (), model_name=str(body["model"])), field, "")
     return JSONResponse({**loaded, "done": True, "done_reason": "load"})
 
@@ -240,7 +290,7 @@ async def show(request: Request) -> Response:
     name = model_name(body.get("model") or body.get("name"))
     if not isinstance(name, str) or not name:
         raise BadRequest("model is required")
-    items = await collections_view.listed(request)
+    items = await face.listed(request)
     wanted = name if name.startswith("bench/") else f"bench/{name}"
     found = next((item for listed, item in items if listed == wanted), None)
     if found is None:

@@ -1,4 +1,11 @@
-"""OpenAI chat completions: ``POST /v1/chat/completions`` and ``GET /v1/models`` (OpenAI shape)."""
+"""OpenAI chat completions: ``POST /v1/chat/completions``, a panel or a route turn, whole or streamed.
+
+A panel is one ``chat.completion`` whose content is the panel's markdown, with ``bench`` beside
+``choices``; streamed, the markdown in chunks and ``bench`` on the finishing chunk. A route turn is
+the member's answer under the collection's name, whole or as chunks relayed as they come (text,
+reasoning and tool-call deltas), with ``bench`` on a last chunk that has no choice. Errors take the
+gateway's default shape (``inbound.error_body``).
+"""
 
 from __future__ import annotations
 
@@ -11,15 +18,33 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import panel_stream, panel_view, route_openai, tool_defs
-from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
+from benchwarmers_mcp.gateway import face, tool_defs
+from benchwarmers_mcp.gateway.face import Dialect, handle_ask
 from benchwarmers_mcp.gateway.images import parse_image_url
-from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
-from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
 from benchwarmers_mcp.gateway.tool_ids import function_calls
-from benchwarmers_mcp.messages import Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.inbound import error_body, guarded
+from benchwarmers_mcp.inbound import render_error as render_error  # this dialect's errors: the default shape
+from benchwarmers_mcp.messages import (
+    Answer,
+    Ask,
+    Finish,
+    Message,
+    Part,
+    ReasoningDelta,
+    Text,
+    TextDelta,
+    Tool,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    Usage,
+)
+from benchwarmers_mcp.store.collections import Collection
 
 SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
             "frequency_penalty", "n", "reasoning_effort", "logit_bias", "user")
@@ -86,7 +111,7 @@ def parse_messages(raw: Any) -> tuple[str | None, tuple[Message, ...]]:
         elif role == "user":
             messages.append(Message("user", tuple(_parse_parts(m.get("content"), where))))
         elif role == "assistant":
-            parts = [p for p in _parse_parts(m.get("content"), where) if isinstance(p, Text)]
+            parts: list[Part] = [p for p in _parse_parts(m.get("content"), where) if isinstance(p, Text)]
             parts += _parse_tool_calls(m.get("tool_calls"), where)
             if m.get("function_call"):
                 raise Unsupported(f"{where}: the legacy function_call field is not supported; use tool_calls")
@@ -115,8 +140,7 @@ def parse_tools(raw: Any) -> tuple[Tool, ...]:
 
 
 def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
-    collection, suffix = split_model(body.get("model"))
-    reply, nominees = body_reply(body)
+    collection, reply, nominees = face.named(body, body.get("model"))
     if body.get("functions") or body.get("function_call"):
         raise Unsupported("the legacy functions / function_call fields are not supported; use tools")
     system, messages = parse_messages(body.get("messages"))
@@ -126,7 +150,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     options = {k: body[k] for k in SAMPLING if body.get(k) is not None}
     response_format = body.get("response_format")
     return Ask(
-        collection=collection, messages=messages, system=system, reply=resolve_reply(reply, suffix),
+        collection=collection, messages=messages, system=system, reply=reply,
         with_=nominees, stream=stream, tools=parse_tools(body.get("tools")), tool_choice=body.get("tool_choice"),
         parallel_tool_calls=body.get("parallel_tool_calls") if isinstance(body.get("parallel_tool_calls"), bool) else None,
         response_format=response_format if isinstance(response_format, dict) else None,
@@ -134,7 +158,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     )
 
 
-# ---- render ------------------------------------------------------------------------------------
+# ---- render: shared by panels and route turns ---------------------------------------------------
 
 def usage_body(u: Usage) -> dict[str, int]:
     """Token counts under chat completions' names (the legacy completions and route mode use them too)."""
@@ -149,11 +173,6 @@ def envelope(model: str, message: dict[str, Any], finish: str, usage: dict[str, 
         "model": model, "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
         "usage": usage, "bench": bench,
     }
-
-
-def completion(run: PanelRun) -> dict[str, Any]:
-    message = {"role": "assistant", "content": panel_view.content(run), "refusal": None}
-    return envelope(run.collection.qualified, message, "stop", usage_body(run.usage), panel_view.bench_field(run))
 
 
 class ChunkWriter:
@@ -172,39 +191,118 @@ class ChunkWriter:
                     "choices": [], **extra})
 
 
+def _include_usage(body: dict[str, Any]) -> bool:
+    opts = body.get("stream_options")
+    return isinstance(opts, dict) and bool(opts.get("include_usage"))
+
+
+# ---- render: a panel ---------------------------------------------------------------------------
+
+def completion(run: PanelRun) -> dict[str, Any]:
+    message = {"role": "assistant", "content": report.content(run), "refusal": None}
+    return envelope(run.collection.qualified, message, "stop", usage_body(run.usage), report.panel_bench(run))
+
+
 async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> AsyncIterator[bytes]:
     out = ChunkWriter(run.collection.qualified)
     yield out.chunk({"role": "assistant", "content": ""})
     try:
-        async for frame in panel_stream.framed(run, keepalive, lambda piece: out.chunk({"content": piece}), []):
+        async for frame in face.framed(run, keepalive, lambda piece: out.chunk(
+                {"content": piece}, bench_progress=report.progress_field(run)), []):
             yield frame
-        yield out.chunk({}, "stop", bench=panel_view.bench_field(run))
+        yield out.chunk({}, "stop", bench=report.panel_bench(run))
         if include_usage:
             yield out.tail(usage=usage_body(run.usage))
     except Exception as e:
-        yield sse({"error": error_body(panel_stream.as_bench_error(e))["error"]})
+        yield sse({"error": error_body(face.as_bench_error(e))["error"]})
     yield b"data: [DONE]\n\n"
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = panel_view.reply_headers(run, overhead_ms)
+    headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
-        opts = body.get("stream_options")
-        include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
-        return StreamingResponse(stream_panel(run, ctx.settings.keepalive, include_usage), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, **headers})
+        return StreamingResponse(stream_panel(run, ctx.settings.keepalive, _include_usage(body)),
+                                 media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
     return JSONResponse(completion(run), headers=headers)
 
 
-def error_body(error: BenchError) -> dict[str, Any]:
-    return {"error": {"message": error.message, "type": "bench_gateway", "code": error.status}}
+# ---- render: a route turn ----------------------------------------------------------------------
+
+def _map_usage(usage: Usage | None) -> dict[str, Any]:
+    u = usage or Usage()
+    out: dict[str, Any] = usage_body(u)
+    if u.reasoning_tokens:
+        out["completion_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens}
+    return out
 
 
-def render_error(error: BenchError) -> Response:
-    return JSONResponse(error_body(error), status_code=error.status, headers=error.headers)
+def _map_finish(reason: str | None, saw_tool_calls: bool) -> str:
+    if saw_tool_calls and reason in (None, "stop"):
+        return "tool_calls"
+    return reason or "stop"
 
 
-DIALECT = Dialect("openai", parse, respond, render_error, route_openai.respond_route)
+def _map_tool_delta(event: ToolCallDelta) -> dict[str, Any]:
+    call: dict[str, Any] = {"index": event.index}
+    function: dict[str, Any] = {}
+    if event.id:
+        call["id"], call["type"] = event.id, "function"
+    if event.name:
+        function["name"] = event.name
+    function["arguments"] = event.arguments
+    call["function"] = function
+    return call
+
+
+def turn_completion(turn: RouteTurn, answer: Answer) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or (None if answer.tool_calls else ""),
+                               "refusal": None}
+    if answer.reasoning:
+        message["reasoning_content"] = answer.reasoning
+    if answer.tool_calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                                 for c in answer.tool_calls]
+    return envelope(turn.collection.qualified, message, _map_finish(answer.finish_reason, bool(answer.tool_calls)),
+                    _map_usage(answer.usage), report.turn_bench(turn))
+
+
+async def stream_turn(turn: RouteTurn, keepalive: float, include_usage: bool) -> AsyncIterator[bytes]:
+    out = ChunkWriter(turn.collection.qualified)
+    yield out.chunk({"role": "assistant", "content": ""})
+    finish: Finish | None = None
+    saw_tools = False
+    try:
+        async for event in turn.events(keepalive):
+            if event is None:
+                yield KEEPALIVE_COMMENT
+            elif isinstance(event, TextDelta) and event.text:
+                yield out.chunk({"content": event.text})
+            elif isinstance(event, ReasoningDelta) and event.text:
+                yield out.chunk({"reasoning_content": event.text})
+            elif isinstance(event, ToolCallDelta):
+                saw_tools = True
+                yield out.chunk({"tool_calls": [_map_tool_delta(event)]})
+            elif isinstance(event, Finish):
+                finish = event
+        yield out.chunk({}, _map_finish(finish.reason if finish else None, saw_tools))
+        usage = {"usage": _map_usage(turn.usage)} if include_usage else {}
+        yield out.tail(**usage, bench=report.turn_bench(turn))
+    except BenchError as e:
+        yield sse({"error": error_body(e)["error"]})
+    yield b"data: [DONE]\n\n"
+
+
+async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
+                        request: Request) -> Response:
+    turn = await face.begin(ctx, ask, collection, request)
+    if ask.stream:
+        return face.streaming(turn, stream_turn(turn, ctx.settings.keepalive, _include_usage(body)),
+                              "text/event-stream", SSE_HEADERS)
+    answer = await turn.collect()
+    return JSONResponse(turn_completion(turn, answer), headers=face.route_headers(turn))
+
+
+DIALECT = Dialect("openai", parse, respond, render_error, respond_route)
 
 
 @guarded(render_error)

@@ -4,6 +4,11 @@
 Nothing is stored, so ``previous_response_id`` and ``conversation`` are refused and ``store`` is
 answered ``false``. A custom tool (Codex's free-form ``apply_patch``) is read as a function
 taking one string, ``input``; its calls keep ``kind="custom"`` with arguments ``{"input": ...}``.
+
+A route turn is the member's text as a ``message`` item (streamed as it comes), each tool call a
+``function_call`` item, or a ``custom_tool_call`` (its one string ``input``) when the request
+declared the tool as custom, as Codex does ``apply_patch``; ``bench`` rides on the response and on
+``response.completed``.
 """
 
 from __future__ import annotations
@@ -18,22 +23,27 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
+from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import (
-    images,
-    options,
-    panel_stream,
-    panel_view,
-    retry,
-    route_responses,
-    tokens,
-    tool_defs,
+from benchwarmers_mcp.gateway import face, images, options, retry, tool_defs
+from benchwarmers_mcp.gateway.face import Dialect, handle_ask
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.inbound import guarded
+from benchwarmers_mcp.messages import (
+    Answer,
+    Ask,
+    Image,
+    Message,
+    Part,
+    Text,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
 )
-from benchwarmers_mcp.gateway.dispatch import Dialect, guarded, handle_ask
-from benchwarmers_mcp.gateway.naming import body_reply, resolve_reply, split_model
-from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
-from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
+from benchwarmers_mcp.store.collections import Collection
 
 SAMPLING = {"max_output_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p"}
 HOSTED_TOOLS = ("web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11",
@@ -223,8 +233,7 @@ def _refuse_state(body: dict[str, Any]) -> None:
 
 
 def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
-    collection, suffix = split_model(body.get("model"))
-    reply, nominees = body_reply(body)
+    collection, reply, nominees = face.named(body, body.get("model"))
     _refuse_state(body)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
@@ -236,7 +245,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
         opts.update(options.pick(reasoning, {"effort": "reasoning_effort"}, "reasoning."))
     parallel = body.get("parallel_tool_calls")
     return Ask(
-        collection=collection, messages=messages, system=system, reply=resolve_reply(reply, suffix), with_=nominees,
+        collection=collection, messages=messages, system=system, reply=reply, with_=nominees,
         stream=stream, tools=parse_tools(body.get("tools")), tool_choice=parse_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
         response_format=parse_text_format(body.get("text")), options=opts, model_name=str(body["model"]),
@@ -244,7 +253,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     )
 
 
-# ---- render ------------------------------------------------------------------------------------
+# ---- render: shared by panels and route turns ---------------------------------------------------
 
 class Reply:
     """One response's ids and envelope, shared by the whole reply and every streamed event."""
@@ -312,11 +321,13 @@ class Reply:
                 self.event("response.failed", response=failure)]
 
 
+# ---- render: a panel ---------------------------------------------------------------------------
+
 def response(run: PanelRun, ask: Ask, body: dict[str, Any]) -> dict[str, Any]:
     reply = Reply(ask, body)
-    text = panel_view.content(run)
-    return reply.envelope("completed", [reply.item(text)], tokens.panel_usage(run, ask, text),
-                          bench=panel_view.bench_field(run))
+    text = report.content(run)
+    return reply.envelope("completed", [reply.item(text)], face.panel_usage(run, ask, text),
+                          bench=report.panel_bench(run))
 
 
 async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
@@ -325,26 +336,118 @@ async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive:
         yield frame
     sent: list[str] = []
     try:
-        async for frame in panel_stream.framed(run, keepalive, reply.text_delta, sent):
+        async for frame in face.framed(run, keepalive, reply.text_delta, sent):
             yield frame
         text = "".join(sent)
         for frame in reply.text_closed(text):
             yield frame
-        final = reply.envelope("completed", [reply.item(text)], tokens.panel_usage(run, ask, text),
-                               bench=panel_view.bench_field(run))
+        final = reply.envelope("completed", [reply.item(text)], face.panel_usage(run, ask, text),
+                               bench=report.panel_bench(run))
         yield reply.event("response.completed", response=final)
     except Exception as e:
-        for frame in reply.failed(panel_stream.as_bench_error(e)):
+        for frame in reply.failed(face.as_bench_error(e)):
             yield frame
 
 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
-    headers = panel_view.reply_headers(run, overhead_ms)
+    headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
         return StreamingResponse(stream_panel(run, ask, body, ctx.settings.keepalive),
                                  media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
     return JSONResponse(response(run, ask, body), headers=headers)
 
+
+# ---- render: a route turn ----------------------------------------------------------------------
+
+def _custom_names(ask: Ask) -> set[str]:
+    return {t.name for t in ask.tools if t.kind == "custom"}
+
+
+def _map_call(call: ToolCall, custom: set[str], done: bool = True) -> dict[str, Any]:
+    status = "completed" if done else "in_progress"
+    if call.name in custom:
+        given = face.arguments_object(call).get("input", "")
+        return {"type": "custom_tool_call", "id": f"ctc_{call.id}", "call_id": call.id,
+                "name": call.name, "input": (given if isinstance(given, str) else str(given)) if done else "",
+                "status": status}
+    return {"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id, "name": call.name,
+            "arguments": (call.arguments or "{}") if done else "", "status": status}
+
+
+def _finish(answer: Answer) -> dict[str, Any]:
+    if answer.finish_reason == "length":
+        return {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+    return {"status": "completed"}
+
+
+def _output(reply: Reply, answer: Answer, custom: set[str]) -> list[dict[str, Any]]:
+    items = [reply.item(answer.text)] if answer.text or not answer.tool_calls else []
+    return items + [_map_call(c, custom) for c in answer.tool_calls]
+
+
+def _turn_envelope(reply: Reply, turn: RouteTurn, answer: Answer, custom: set[str]) -> dict[str, Any]:
+    finish = _finish(answer)
+    envelope = reply.envelope(finish.pop("status"), _output(reply, answer, custom), answer.usage,
+                              bench=report.turn_bench(turn))
+    return {**envelope, **finish}
+
+
+def turn_response(turn: RouteTurn, ask: Ask, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
+    return _turn_envelope(Reply(ask, body), turn, answer, _custom_names(ask))
+
+
+def _tool_events(reply: Reply, call: ToolCall, index: int, custom: set[str]) -> list[bytes]:
+    """One tool call, whole: its item added, its arguments (or input) in one delta, done."""
+    item = _map_call(call, custom, done=False)
+    final = _map_call(call, custom)
+    kind = "custom_tool_call_input" if item["type"] == "custom_tool_call" else "function_call_arguments"
+    value = final["input"] if item["type"] == "custom_tool_call" else final["arguments"]
+    ids = {"item_id": item["id"], "output_index": index}
+    done_extra = {"input": value} if kind == "custom_tool_call_input" else {"arguments": value, "name": call.name}
+    return [reply.event("response.output_item.added", output_index=index, item=item),
+            reply.event(f"response.{kind}.delta", delta=value, **ids),
+            reply.event(f"response.{kind}.done", **ids, **done_extra),
+            reply.event("response.output_item.done", output_index=index, item=final)]
+
+
+async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
+    reply = Reply(ask, body)
+    for frame in reply.started():
+        yield frame
+    sent: list[str] = []
+    try:
+        async for piece in face.texts(turn, keepalive):
+            if piece is None:
+                yield KEEPALIVE_COMMENT
+                continue
+            if not sent:
+                for frame in reply.text_opened():
+                    yield frame
+            sent.append(piece)
+            yield reply.text_delta(piece)
+        answer, custom = turn.answer, _custom_names(ask)
+        if sent:
+            for frame in reply.text_closed("".join(sent)):
+                yield frame
+        for i, call in enumerate(answer.tool_calls, start=1 if sent else 0):
+            for frame in _tool_events(reply, call, i, custom):
+                yield frame
+        yield reply.event("response.completed", response=_turn_envelope(reply, turn, answer, custom))
+    except BenchError as e:
+        for frame in reply.failed(e):
+            yield frame
+
+
+async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
+                        request: Request) -> Response:
+    turn = await face.begin(ctx, ask, collection, request)
+    if ask.stream:
+        return face.streaming(turn, stream_turn(turn, ask, body, ctx.settings.keepalive), "text/event-stream",
+                              SSE_HEADERS)
+    return JSONResponse(turn_response(turn, ask, body, await turn.collect()), headers=face.route_headers(turn))
+
+
+# ---- errors and the handler --------------------------------------------------------------------
 
 def error_body(error: BenchError) -> dict[str, Any]:
     kind = "invalid_request_error" if error.status < 500 else "server_error"
@@ -355,7 +458,7 @@ def render_error(error: BenchError) -> Response:
     return JSONResponse(error_body(error), status_code=error.status, headers=retry.headers_for(error))
 
 
-DIALECT = Dialect("responses", parse, respond, render_error, route_responses.respond_route)
+DIALECT = Dialect("responses", parse, respond, render_error, respond_route)
 
 
 @guarded(render_error)

@@ -64,7 +64,7 @@ class CallIds:
                 if given in queue:
                     queue.remove(given)
             return given
-        queue = self.open.get(name or "")
-        if queue:
-            return queue.popleft()
+        oldest = self.open.get(name or "")
+        if oldest:
+            return oldest.popleft()
         return self._fresh()

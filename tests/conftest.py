@@ -1,15 +1,19 @@
+"""Fixtures every test may take. The gateway and the fake upstreams run in-process on the test's
+loopback (``net``): no socket, no server thread per test. ``tests/e2e/conftest.py`` swaps
+``upstream`` and ``gateway`` for real servers on free ports."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 
-from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import free_port, serve_in_thread
+from tests.kits.gateway import serve_gateway
+from tests.kits.loopback import Loopback
 
 
 @pytest.fixture
@@ -35,15 +39,26 @@ def fake() -> FakeUpstream:
 
 
 @pytest.fixture
-def upstream(fake: FakeUpstream) -> Iterator[str]:
-    """The fake OpenAI-compatible upstream on a free port; yields its /v1 base URL."""
-    with serve_in_thread(fake.app()) as base:
-        yield base + "/v1"
+def net() -> Iterator[Loopback]:
+    """The test's loopback: every app it serves, on one server loop, reached by its transports."""
+    with Loopback() as loopback:
+        yield loopback
 
 
 @pytest.fixture
-def gateway(settings: Settings) -> Iterator[str]:
-    """A real Benchwarmers server (in a thread) on a free port, on the test's data folder."""
-    port = free_port()
-    with serve_in_thread(create_app(replace(settings, port=port)), port) as base:
-        yield base
+def upstream(fake: FakeUpstream, net: Loopback) -> str:
+    """The fake OpenAI-compatible upstream on the loopback; its /v1 base URL."""
+    return net.serve(fake.app()) + "/v1"
+
+
+@pytest.fixture
+def gateway(settings: Settings, net: Loopback) -> str:
+    """Benchwarmers (``create_app`` with its lifespan) on the loopback, on the test's data folder."""
+    return serve_gateway(net, settings)
+
+
+@pytest.fixture
+def http(net: Loopback) -> Iterator[httpx.Client]:
+    """A plain httpx client that reaches whatever the test serves on its loopback."""
+    with net.client() as client:
+        yield client

@@ -1,9 +1,8 @@
-"""The admin API against a real server on a free port, with the fake OpenAI upstream for listings."""
+"""The admin API of the app in-process, with the fake OpenAI upstream for listings."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -14,17 +13,17 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import free_port, serve_in_thread
+from tests.kits.gateway import serve_gateway
+from tests.kits.loopback import Loopback, free_port
 
 SECRET = "sk-admin-test-0123456789abcdef"
 
 
 @pytest.fixture
-def api(gateway: str) -> httpx.Client:
-    with httpx.Client(base_url=gateway, timeout=20) as client:
+def api(gateway: str, net: Loopback) -> httpx.Client:
+    with net.client(base_url=gateway, timeout=20) as client:
         yield client
 
 
@@ -146,7 +145,7 @@ def test_testing_an_endpoint_reports_its_listing_or_its_failure(api: httpx.Clien
     assert missing.status_code == 404 and "nobody" in error_of(missing)
 
 
-def test_the_listing_call_carries_the_endpoint_key(api: httpx.Client) -> None:
+def test_the_listing_call_carries_the_endpoint_key(api: httpx.Client, net: Loopback) -> None:
     seen: list[str] = []
 
     async def models(request: Request) -> JSONResponse:
@@ -155,7 +154,7 @@ def test_the_listing_call_carries_the_endpoint_key(api: httpx.Client) -> None:
             return JSONResponse({"error": {"message": "bad key"}}, status_code=401)
         return JSONResponse({"object": "list", "data": [{"id": "keyed/model"}]})
 
-    with serve_in_thread(Starlette(routes=[Route("/v1/models", models)])) as base:
+    with net.serving(Starlette(routes=[Route("/v1/models", models)])) as base:
         post(api, "/api/endpoint", {"name": "keyed", "base": base + "/v1", "key": SECRET})
         good = post(api, "/api/endpoint/test", {"name": "keyed"}).json()
         post(api, "/api/endpoint/key", {"name": "keyed", "key": "sk-wrong"})
@@ -351,9 +350,9 @@ def test_status_names_endpoints_without_a_key(api: httpx.Client, upstream: str) 
     assert body["counts"]["endpoints"] == 2
 
 
-def test_a_key_shadowed_by_the_environment_is_noted(settings: Settings, upstream: str) -> None:
-    shadowed = replace(settings, port=free_port(), env_keys={"FAKE": "sk-from-env"})
-    with serve_in_thread(create_app(shadowed), shadowed.port) as base, httpx.Client(base_url=base) as client:
+def test_a_key_shadowed_by_the_environment_is_noted(settings: Settings, upstream: str, net: Loopback) -> None:
+    base = serve_gateway(net, settings, env_keys={"FAKE": "sk-from-env"})
+    with net.client(base_url=base) as client:
         saved = add_fake(client, upstream).json()
         rekeyed = post(client, "/api/endpoint/key", {"name": "fake", "key": "sk-other"}).json()
         unkeyed = post(client, "/api/endpoint", {"name": "fake", "base": upstream}).json()

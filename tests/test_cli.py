@@ -1,119 +1,36 @@
-"""The installed ``bench`` / ``benchwarmers`` console scripts as subprocesses, against real servers on
-free ports and the fake OpenAI-compatible upstream: every command, the stream each output goes
-to, every exit code, keys that never reach an argument, the data folder or a log, and the
-confirmations that need a terminal."""
+"""The ``bench`` / ``benchwarmers`` commands (``client.main``, in-process, stdin piped) against the app
+and the fake OpenAI-compatible upstream on the loopback: every command, the stream each output goes
+to, every exit code, keys that never reach an argument, and the confirmations that refuse without
+a terminal. The installed console scripts, on a terminal and as real processes:
+tests/e2e/test_cli_scripts.py."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import pty
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.cli.client import build_parser
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.servers import free_port, serve_in_thread, spawn_server
+from tests.kits import cli as kit
+from tests.kits.cli import SECRET, SERVED, Bench, ok
+from tests.kits.gateway import serve_gateway
+from tests.kits.loopback import Loopback, free_port
 
-BIN = str(Path(sys.executable).parent)
-BENCH = shutil.which("bench", path=BIN)
-LONG_NAME = shutil.which("benchwarmers", path=BIN)
-SECRET = "sk-cli-secret-5f0e1d2c3b4a69788796a5b4"
-SERVED = ["vendor/alpha", "vendor/beta:free", "other/gamma", "other/delta"]
-
-
-def cli_env(url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWARMERS_", "BENCH_"))}
-    env["BENCHWARMERS_URL"] = url
-    env.update(extra)
-    return env
-
-
-def bench(url: str, *args: str, stdin: str = "", program: str | None = None,
-          **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the console script with ``stdin`` piped in (so stdin is never a terminal)."""
-    return subprocess.run([program or BENCH, *args], input=stdin, capture_output=True, text=True,
-                          env=cli_env(url, **env), timeout=60)
-
-
-def on_terminal(url: str, *args: str, answer: str) -> subprocess.CompletedProcess[str]:
-    """Run with stdin a pseudo-terminal that types ``answer``; stdout and stderr stay pipes."""
-    master, slave = pty.openpty()
-    try:
-        proc = subprocess.Popen([BENCH, *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=cli_env(url))
-        os.close(slave)
-        os.write(master, answer.encode())
-        out, err = proc.communicate(timeout=60)
-    finally:
-        os.close(master)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
-def with_terminal_stderr(url: str, *args: str) -> tuple[int, str, str]:
-    """Run with stderr a pseudo-terminal; returns (exit code, stdout, what the terminal showed)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([BENCH, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
-                            text=True, env=cli_env(url))
-    os.close(slave)
-    out, _ = proc.communicate(timeout=60)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(master)
-    return proc.returncode, out, shown.decode("utf-8", "replace")
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    assert result.returncode == 0, (result.args, result.stdout, result.stderr)
-    return result
-
-
-@pytest.fixture
-def served(fake: FakeUpstream) -> FakeUpstream:
-    fake.served[:] = SERVED
-    return fake
-
-
-@pytest.fixture
-def bench_with_models(gateway: str, upstream: str, served: FakeUpstream) -> str:
-    """A server with the fake endpoint and alpha, beta-free, gamma registered, in collection core."""
-    with httpx.Client(base_url=gateway) as api:
-        api.post("/api/endpoint", json={"name": "fake", "base": upstream, "key": SECRET}).raise_for_status()
-        for name in SERVED[:3]:
-            api.post("/api/model/register", json={"served": name, "endpoint": "fake"}).raise_for_status()
-        api.post("/api/collection", json={"name": "core", "members": ["alpha", "beta-free", "gamma"],
-                                          "description": "code review"}).raise_for_status()
-        api.post("/api/gateway-settings", json={"max_explorers": 0}).raise_for_status()
-    return gateway
-
-
-def test_the_console_scripts_are_installed() -> None:
-    assert BENCH and LONG_NAME, f"bench and benchwarmers must be installed in {BIN}"
+# The CLI tests' own fixtures: ``bench`` runs a command in-process; ``served`` and ``bench_with_models``.
+bench, served, bench_with_models = kit.bench, kit.served, kit.bench_with_models
 
 
 # ---- exit codes ------------------------------------------------------------------------------
 
-def test_no_server_at_the_url_exits_3_with_a_hint() -> None:
+def test_no_server_at_the_url_exits_3_with_a_hint(bench: Bench) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     for args in (("status",), ("models", "--url", url), ("ask", "core", "hello")):
         result = bench(url, *args)
@@ -135,14 +52,14 @@ def test_no_server_at_the_url_exits_3_with_a_hint() -> None:
     ("endpoint", "add", "x", "--base", "http://h/v1", "--key", "sk-on-the-command-line"),
     ("ask", "core", "--merged", "--all", "x"),
 ])
-def test_bad_usage_exits_2_before_calling_anyone(args: tuple[str, ...]) -> None:
+def test_bad_usage_exits_2_before_calling_anyone(args: tuple[str, ...], bench: Bench) -> None:
     result = bench(f"http://127.0.0.1:{free_port()}", *args)
     assert result.returncode == 2, (args, result.stderr)
     assert result.stdout == ""
     assert "usage:" in result.stderr or "error:" in result.stderr
 
 
-def test_a_key_given_as_an_argument_is_refused_by_name() -> None:
+def test_a_key_given_as_an_argument_is_refused_by_name(bench: Bench) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     for args in (("endpoint", "add", "x", "--base", "http://h/v1", "--key", SECRET),
                  ("endpoint", "add", "x", "--base", "http://h/v1", f"--key={SECRET}"),
@@ -153,7 +70,7 @@ def test_a_key_given_as_an_argument_is_refused_by_name() -> None:
         assert SECRET not in result.stderr + result.stdout
 
 
-def test_bad_usage_found_by_the_client_also_exits_2(bench_with_models: str, tmp_path: Path) -> None:
+def test_bad_usage_found_by_the_client_also_exits_2(bench_with_models: str, tmp_path: Path, bench: Bench) -> None:
     missing = bench(bench_with_models, "ask", "core", "look", "-f", str(tmp_path / "nope.py"))
     assert missing.returncode == 2 and "nope.py" in missing.stderr
     binary = tmp_path / "blob.bin"
@@ -168,7 +85,7 @@ def test_bad_usage_found_by_the_client_also_exits_2(bench_with_models: str, tmp_
     assert nothing.returncode == 2 and "nothing to change" in nothing.stderr
 
 
-def test_a_refusal_exits_1_with_the_server_reason(bench_with_models: str) -> None:
+def test_a_refusal_exits_1_with_the_server_reason(bench_with_models: str, bench: Bench) -> None:
     unknown = bench(bench_with_models, "ask", "nosuch", "hello")
     assert unknown.returncode == 1
     assert "unknown collection 'nosuch'" in unknown.stderr and "bench/core" in unknown.stderr
@@ -198,23 +115,10 @@ def test_help_is_on_every_command_with_examples() -> None:
         assert "--json" in text and "--url" in text, path
 
 
-def test_help_from_the_installed_scripts() -> None:
-    url = "http://127.0.0.1:9"
-    top = ok(bench(url, "--help"))
-    assert "benchwarmers serve | demo | init | mcp" in top.stdout
-    for command in ("status", "ask", "verdict", "models", "candidates", "collections", "settings", "quotas", "keys"):
-        assert command in top.stdout
-    ask = ok(bench(url, "ask", "--help", program=LONG_NAME))
-    assert "git diff | bench ask core" in ask.stdout
-    retire = ok(bench(url, "model", "retire", "--help"))
-    assert "--yes" in retire.stdout and "examples:" in retire.stdout
-    assert ok(bench(url, "--version")).stdout.startswith("benchwarmers ")
-
-
 # ---- the flow of issue 3, point 4 --------------------------------------------------------------
 
 def test_endpoint_to_verdict_end_to_end(gateway: str, upstream: str, served: FakeUpstream, settings: Settings,
-                                        tmp_path: Path) -> None:
+                                        tmp_path: Path, net: Loopback, bench: Bench) -> None:
     added = ok(bench(gateway, "endpoint", "add", "fake", "--base", upstream, "--key-stdin", stdin=SECRET + "\n"))
     assert "added endpoint fake (chat, provider)" in added.stdout
     assert json.loads((settings.config_dir / "keys.json").read_text()) == {"fake": SECRET}
@@ -254,7 +158,7 @@ def test_endpoint_to_verdict_end_to_end(gateway: str, upstream: str, served: Fak
     judged = ok(bench(gateway, "verdict", call, "--useful", "--note", "found it", "--real", "the stale read",
                       "--real", "no lock", "--false", "an injection"))
     assert judged.stdout.strip() == f"recorded: {call} useful"
-    with httpx.Client(base_url=gateway) as api:
+    with net.client(base_url=gateway) as api:
         record = api.get("/bench/record", params={"collection": "core"}).json()["aliases"]
     assert sum(v["useful"] for v in record.values()) == 1
     status = json.loads(ok(bench(gateway, "status", "--json")).stdout)
@@ -263,7 +167,7 @@ def test_endpoint_to_verdict_end_to_end(gateway: str, upstream: str, served: Fak
 
 # ---- ask -------------------------------------------------------------------------------------
 
-def test_a_pipe_is_the_prompt_or_is_added_to_it(bench_with_models: str, served: FakeUpstream) -> None:
+def test_a_pipe_is_the_prompt_or_is_added_to_it(bench_with_models: str, served: FakeUpstream, bench: Bench) -> None:
     diff = "--- a/x.py\n+++ b/x.py\n+print('hi')\n"
     ok(bench(bench_with_models, "ask", "core", "Review this diff", stdin=diff))
     sent = served.calls[-1].body["messages"][-1]["content"]
@@ -274,9 +178,9 @@ def test_a_pipe_is_the_prompt_or_is_added_to_it(bench_with_models: str, served: 
     assert served.calls[-1].body["messages"][-1]["content"] == "From a dash"
 
 
-def test_ask_system_with_and_merged(bench_with_models: str, served: FakeUpstream) -> None:
+def test_ask_system_with_and_merged(bench_with_models: str, served: FakeUpstream, net: Loopback, bench: Bench) -> None:
     ok(bench(bench_with_models, "collection", "save", "core", "--remove", "gamma"))
-    with httpx.Client(base_url=bench_with_models) as api:
+    with net.client(base_url=bench_with_models) as api:
         api.post("/api/gateway-settings", json={"max_explorers": 1}).raise_for_status()
     result = ok(bench(bench_with_models, "ask", "bench/core", "hello", "--system", "Be brief.", "--with", "gamma"))
     aliases = {line.split()[2] for line in result.stderr.splitlines() if line.startswith("p")}
@@ -287,15 +191,15 @@ def test_ask_system_with_and_merged(bench_with_models: str, served: FakeUpstream
     assert "merger" in merged.stderr
 
 
-def test_ask_json_prints_the_completion(bench_with_models: str) -> None:
+def test_ask_json_prints_the_completion(bench_with_models: str, bench: Bench) -> None:
     result = ok(bench(bench_with_models, "ask", "core", "hello", "--json"))
     body = json.loads(result.stdout)
     assert body["object"] == "chat.completion"
     assert [s["alias"] for s in body["bench"]["seats"]] == ["alpha", "beta-free", "gamma"]
 
 
-def test_ask_exits_1_when_no_seat_answers(gateway: str, upstream: str, served: FakeUpstream) -> None:
-    with httpx.Client(base_url=gateway) as api:
+def test_ask_exits_1_when_no_seat_answers(gateway: str, upstream: str, served: FakeUpstream, net: Loopback, bench: Bench) -> None:
+    with net.client(base_url=gateway) as api:
         api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
         api.post("/api/model/register", json={"served": "bad?fail=500", "endpoint": "fake", "alias": "bad"})
         api.post("/api/collection", json={"name": "broken", "members": ["bad"]}).raise_for_status()
@@ -304,22 +208,9 @@ def test_ask_exits_1_when_no_seat_answers(gateway: str, upstream: str, served: F
     assert "no seat answered" in result.stderr and " error " in result.stderr
 
 
-def test_progress_shows_only_on_a_terminal(gateway: str, upstream: str, served: FakeUpstream) -> None:
-    with httpx.Client(base_url=gateway) as api:
-        api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
-        api.post("/api/model/register", json={"served": "slow?latency=0.5", "endpoint": "fake", "alias": "slow"})
-        api.post("/api/collection", json={"name": "slow", "members": ["slow"]}).raise_for_status()
-    code, out, shown = with_terminal_stderr(gateway, "ask", "slow", "hello")
-    assert code == 0 and "answer from slow" in out
-    assert "bench/slow · 0 seats answered" in shown
-    assert "seats answered" not in out
-    piped = ok(bench(gateway, "ask", "slow", "hello"))
-    assert "seats answered" not in piped.stderr
-
-
 # ---- listings --------------------------------------------------------------------------------
 
-def test_status_collections_models_endpoints_and_settings(bench_with_models: str, settings: Settings) -> None:
+def test_status_collections_models_endpoints_and_settings(bench_with_models: str, settings: Settings, bench: Bench) -> None:
     status = ok(bench(bench_with_models, "status"))
     assert f"data folder    {settings.home}" in status.stdout
     assert "1 endpoint(s), 3 model(s)" in status.stdout
@@ -341,8 +232,8 @@ def test_status_collections_models_endpoints_and_settings(bench_with_models: str
     assert refused.returncode == 1 and "core" in refused.stderr
 
 
-def test_json_prints_what_the_server_answered(bench_with_models: str) -> None:
-    with httpx.Client(base_url=bench_with_models) as api:
+def test_json_prints_what_the_server_answered(bench_with_models: str, net: Loopback, bench: Bench) -> None:
+    with net.client(base_url=bench_with_models) as api:
         for args, path in ((("status",), "/api/status"), (("models", "--all"), "/api/models"),
                            (("endpoints",), "/api/endpoints"), (("settings",), "/api/gateway-settings"),
                            (("collections",), "/v1/models")):
@@ -360,7 +251,7 @@ def test_json_prints_what_the_server_answered(bench_with_models: str) -> None:
     assert before["members"] == ["alpha", "beta-free", "gamma"]
 
 
-def test_model_changes_from_the_cli(bench_with_models: str) -> None:
+def test_model_changes_from_the_cli(bench_with_models: str, bench: Bench) -> None:
     changed = ok(bench(bench_with_models, "model", "set", "gamma", "--vision", "on", "--context", "32000",
                        "--tools", "off"))
     assert "vision yes, tools no, context 32000" in changed.stdout
@@ -376,7 +267,7 @@ def test_model_changes_from_the_cli(bench_with_models: str) -> None:
     assert "gamma" in by_role.stdout and "alpha" not in by_role.stdout
 
 
-def test_collection_save_add_remove_and_delete(bench_with_models: str) -> None:
+def test_collection_save_add_remove_and_delete(bench_with_models: str, bench: Bench) -> None:
     refused = bench(bench_with_models, "collection", "save", "core", "--add", "nobody")
     assert refused.returncode == 1 and "unknown model aliases: nobody" in refused.stderr
     not_member = bench(bench_with_models, "collection", "save", "core", "--remove", "nobody")
@@ -400,40 +291,13 @@ def test_collection_save_add_remove_and_delete(bench_with_models: str) -> None:
 
 # ---- confirmations ---------------------------------------------------------------------------
 
-def test_retire_asks_on_a_terminal_and_refuses_without_one(bench_with_models: str) -> None:
-    def status() -> str:
-        return json.loads(ok(bench(bench_with_models, "models", "--all", "--find", "gamma", "--json")).stdout)[
-            "models"][0]["status"]
-
-    refused = bench(bench_with_models, "model", "retire", "gamma", "--reason", "testing")
-    assert refused.returncode == 2
-    assert "stdin is not a terminal" in refused.stderr and "--yes" in refused.stderr
-    assert status() == "active"
-
-    declined = on_terminal(bench_with_models, "model", "retire", "gamma", "--reason", "testing", answer="n\n")
-    assert declined.returncode == 1
-    assert "Retire gamma?" in declined.stderr and "[y/N]" in declined.stderr and "cancelled" in declined.stderr
-    assert status() == "active"
-
-    accepted = on_terminal(bench_with_models, "model", "retire", "gamma", "--reason", "testing", answer="y\n")
-    assert accepted.returncode == 0, accepted.stderr
-    assert accepted.stdout.strip() == "retired gamma: testing"
-    assert "still listed in: core" in accepted.stderr
-    assert status() == "retired"
-
-    restored = ok(bench(bench_with_models, "model", "restore", "gamma"))
-    assert restored.stdout.strip() == "restored gamma (active)"
-    scripted = ok(bench(bench_with_models, "model", "retire", "gamma", "--yes", "--reason", "scripted"))
-    assert "retired gamma: scripted" in scripted.stdout
-    assert status() == "retired"
-
 
 @pytest.mark.parametrize("args", [
     ("collection", "delete", "core"),
     ("endpoint", "remove", "fake", "--with-models"),
     ("key", "revoke", "somebody"),
 ])
-def test_every_destructive_command_refuses_without_a_terminal(bench_with_models: str, args: tuple[str, ...]) -> None:
+def test_every_destructive_command_refuses_without_a_terminal(bench_with_models: str, args: tuple[str, ...], bench: Bench) -> None:
     result = bench(bench_with_models, *args)
     assert result.returncode == 2
     assert "stdin is not a terminal" in result.stderr
@@ -443,36 +307,9 @@ def test_every_destructive_command_refuses_without_a_terminal(bench_with_models:
 
 # ---- endpoints and keys ------------------------------------------------------------------------
 
-def test_an_endpoint_key_reaches_only_the_key_store(tmp_path: Path, upstream: str, served: FakeUpstream) -> None:
-    """Through a real server process: the keys file has it; the data folder, every argv and the log do not."""
-    home = tmp_path / "data"
-    log = tmp_path / "server.log"
-    with spawn_server(home, log=log) as base:
-        proc = subprocess.Popen([BENCH, "endpoint", "add", "fake", "--base", upstream, "--key-stdin"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=cli_env(base))
-        argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
-        out, err = proc.communicate(SECRET + "\n", timeout=60)
-        assert proc.returncode == 0, err
-        assert "added endpoint fake" in out and "key store" in err
-        ok(bench(base, "endpoint", "test", "fake"))
-        ok(bench(base, "candidates"))
-        running = [p.read_bytes() for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()]
-    assert SECRET.encode() not in argv
-    assert not any(SECRET.encode() in cmdline for cmdline in running)
-    keys_file = tmp_path / "config" / "keys.json"
-    assert json.loads(keys_file.read_text()) == {"fake": SECRET}
-    assert keys_file.stat().st_mode & 0o777 == 0o600
-    files = [p for p in home.rglob("*") if p.is_file()]
-    assert files, "the data folder has the database"
-    for path in files:
-        assert SECRET.encode() not in path.read_bytes(), path
-    assert log.exists() and SECRET not in log.read_text(errors="replace")
-    assert SECRET not in out + err
-
 
 def test_endpoint_key_remove_and_a_prompt_that_cannot_be_asked(gateway: str, upstream: str, served: FakeUpstream,
-                                                              settings: Settings) -> None:
+                                                              settings: Settings, bench: Bench) -> None:
     keys_file = settings.config_dir / "keys.json"
     quiet = ok(bench(gateway, "endpoint", "add", "fake", "--base", upstream))
     assert "no key for fake: stdin is not a terminal" in quiet.stderr
@@ -493,7 +330,7 @@ def test_endpoint_key_remove_and_a_prompt_that_cannot_be_asked(gateway: str, ups
     assert json.loads(keys_file.read_text()) == {}
 
 
-def test_an_endpoint_that_does_not_answer_fails_its_test(gateway: str) -> None:
+def test_an_endpoint_that_does_not_answer_fails_its_test(gateway: str, bench: Bench) -> None:
     ok(bench(gateway, "endpoint", "add", "down", "--base", f"http://127.0.0.1:{free_port()}/v1", "--no-key"))
     tested = bench(gateway, "endpoint", "test", "down")
     assert tested.returncode == 1 and "did not answer" in tested.stderr
@@ -507,13 +344,11 @@ TOKEN = "admin-token-for-the-cli-tests-0123"
 
 
 @pytest.fixture
-def guarded_server(settings: Settings) -> Iterator[str]:
-    port = free_port()
-    with serve_in_thread(create_app(replace(settings, port=port, admin_token=TOKEN)), port) as base:
-        yield base
+def guarded_server(settings: Settings, net: Loopback) -> str:
+    return serve_gateway(net, settings, admin_token=TOKEN)
 
 
-def test_tokens_go_where_they_belong(guarded_server: str) -> None:
+def test_tokens_go_where_they_belong(guarded_server: str, bench: Bench) -> None:
     refused = bench(guarded_server, "models")
     assert refused.returncode == 1 and "BENCHWARMERS_ADMIN_TOKEN" in refused.stderr
     ok(bench(guarded_server, "models", BENCHWARMERS_ADMIN_TOKEN=TOKEN))
@@ -534,19 +369,19 @@ def test_tokens_go_where_they_belong(guarded_server: str) -> None:
     assert after.returncode == 1
 
 
-def test_key_create_with_collections(bench_with_models: str) -> None:
+def test_key_create_with_collections(bench_with_models: str, bench: Bench) -> None:
     created = ok(bench(bench_with_models, "key", "create", "ci", "--collections", "core"))
     assert "for core" in created.stderr
     data = json.loads(ok(bench(bench_with_models, "keys", "--json")).stdout)["keys"]
     assert [(k["name"], k["collections"]) for k in data] == [("ci", ["core"])]
 
 
-def test_quotas_as_tables(bench_with_models: str) -> None:
+def test_quotas_as_tables(bench_with_models: str, bench: Bench) -> None:
     result = ok(bench(bench_with_models, "quotas"))
     assert "fake" in result.stdout and "calls this month" in result.stdout
 
 
-def test_quotas_from_a_stand_in_server_and_an_older_one() -> None:
+def test_quotas_from_a_stand_in_server_and_an_older_one(net: Loopback, bench: Bench) -> None:
     reply = {"connections": [{
         "connection": "openrouter",
         "windows": [{"metric": "requests", "window": "day", "limit": 50, "used": 12, "remaining": 38,
@@ -561,13 +396,13 @@ def test_quotas_from_a_stand_in_server_and_an_older_one() -> None:
         return JSONResponse({"error": {"message": "no route GET /bench/quotas", "type": "x", "code": 404}},
                             status_code=404)
 
-    with serve_in_thread(Starlette(routes=[Route("/bench/quotas", quotas)])) as base:
+    with net.serving(Starlette(routes=[Route("/bench/quotas", quotas)])) as base:
         shown = ok(bench(base, "quotas"))
         assert json.loads(ok(bench(base, "quotas", "--json")).stdout) == reply
     lines = shown.stdout.splitlines()
     assert any(line.split()[:2] == ["openrouter", "12"] for line in lines)
     assert any("requests" in line and "38" in line and "2099-01-01" in line for line in lines)
     assert any("mercury" in line and "429 from upstream" in line for line in lines)
-    with serve_in_thread(Starlette(routes=[Route("/bench/quotas", missing)])) as base:
+    with net.serving(Starlette(routes=[Route("/bench/quotas", missing)])) as base:
         older = bench(base, "quotas")
     assert older.returncode == 1 and "older than this CLI" in older.stderr

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import anthropic
 import anyio
-import httpx
 import pytest
 
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import GatewaySettings
-from tests import test_dialect_kit as kit
-from tests.seed import seed
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits.seed import seed
 
 pytestmark = pytest.mark.usefixtures("panel")
 
 
 @pytest.fixture
-def sdk(gateway):
-    with anthropic.Anthropic(base_url=gateway, api_key="local-key", max_retries=0) as client:
+def sdk(gateway, net):
+    with anthropic.Anthropic(http_client=net.client2(), base_url=gateway, api_key="local-key", max_retries=0) as client:
         yield client
 
 
@@ -52,18 +51,18 @@ def test_stream_helper_reads_every_seat_and_bench(sdk):
     assert {s["alias"] for s in delta.model_extra["bench"]["seats"]} == set(kit.MEMBERS)
 
 
-def test_raw_stream_has_event_lines_and_ping_keepalives(gateway):
-    with httpx.stream("POST", gateway + "/v1/messages", json=ask(stream=True), timeout=30,
+def test_raw_stream_has_event_lines_and_ping_keepalives(gateway, http):
+    with http.stream("POST", gateway + "/v1/messages", json=ask(stream=True), timeout=30,
                       headers={"x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
         body = r.read().decode()
     assert r.status_code == 200 and r.headers["x-bench-panel"]
     frames = [f for f in body.split("\n\n") if f.strip()]
     assert all(f.startswith("event: ") for f in frames), "the SDK drops any event without an event: line"
-    assert any(f.startswith("event: ping\n") for f in frames), "a 0.4 s seat outlasts the 0.1 s keep-alive"
+    assert any(f.startswith("event: ping\n") for f in frames), "a 0.2 s seat outlasts the 0.05 s keep-alive"
 
 
-def test_old_style_x_api_key_client_and_old_version(gateway):
-    with anthropic.Anthropic(base_url=gateway, auth_token="unused", max_retries=0,
+def test_old_style_x_api_key_client_and_old_version(gateway, net):
+    with anthropic.Anthropic(http_client=net.client2(), base_url=gateway, auth_token="unused", max_retries=0,
                              default_headers={"x-api-key": "local-key", "Authorization": anthropic.Omit(),
                                               "anthropic-version": "2023-06-01"}) as old:
         reply = old.messages.create(**ask())
@@ -147,7 +146,7 @@ def test_mid_stream_failure_raises_in_the_stream(sdk):
     assert kit.MID_STREAM in str(caught.value.body)
 
 
-def test_unknown_route_under_messages_is_anthropic_shaped(gateway):
-    r = httpx.post(gateway + "/v1/messages/batches", json={}, timeout=10)
+def test_unknown_route_under_messages_is_anthropic_shaped(gateway, http):
+    r = http.post(gateway + "/v1/messages/batches", json={}, timeout=10)
     assert r.status_code == 404
     assert r.json()["type"] == "error" and r.json()["error"]["type"] == "not_found_error"

@@ -19,8 +19,8 @@ from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway import anthropic, completions, gemini, ollama, responses
 from benchwarmers_mcp.messages import Ask, estimate_tokens
 from benchwarmers_mcp.settings import Settings
-from tests.seed import seed
-from tests.test_dialect_kit import PNG
+from tests.kits.dialect import PNG
+from tests.kits.seed import seed
 
 # Words the dialects look for, so random bodies reach deep into each parser, not just its first check.
 KEYS = ["model", "messages", "role", "content", "type", "text", "input", "instructions", "contents", "parts",

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 from google import genai
 from google.genai import errors, types
 
-from tests import test_dialect_kit as kit
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
 
 @pytest.fixture
-def gclient(gateway):
-    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway))
+def gclient(gateway, net):
+    client = genai.Client(api_key="unused", http_options=types.HttpOptions(httpx_client=net.client2(), httpx_async_client=net.aclient2(), base_url=gateway))
     yield client
     client.close()
 
@@ -47,8 +46,8 @@ def test_stream_reads_every_seat(gclient):
     assert chunks[-1].usage_metadata.total_token_count > 0
 
 
-def test_v1beta_and_model_prefix_and_reply_suffix(gateway):
-    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway, api_version="v1beta"))
+def test_v1beta_and_model_prefix_and_reply_suffix(gateway, net):
+    client = genai.Client(api_key="unused", http_options=types.HttpOptions(httpx_client=net.client2(), httpx_async_client=net.aclient2(), base_url=gateway, api_version="v1beta"))
     try:
         reply = client.models.generate_content(model="models/bench/core:all", contents=kit.QUESTION)
     finally:
@@ -56,18 +55,18 @@ def test_v1beta_and_model_prefix_and_reply_suffix(gateway):
     kit.assert_every_seat(reply.text)
 
 
-def test_inline_and_file_url_images_reach_seats_that_can_see(gateway):
+def test_inline_and_file_url_images_reach_seats_that_can_see(gateway, http):
     body = {"contents": [{"role": "user", "parts": [
         {"inline_data": {"mime_type": "image/png", "data": kit.PNG}},
         {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/cat.jpg"}},
         {"text": "What is in these?"}]}], "generation_config": {"max_output_tokens": 50}}
-    r = httpx.post(gateway + "/v1beta/models/bench/eyes:generateContent?key=unused", json=body, timeout=30)
+    r = http.post(gateway + "/v1beta/models/bench/eyes:generateContent?key=unused", json=body, timeout=30)
     assert r.status_code == 200
     kit.assert_every_seat(r.json()["candidates"][0]["content"]["parts"][0]["text"], ("owl", "hawk"))
 
 
-def test_without_alt_sse_the_stream_is_one_json_array(gateway):
-    r = httpx.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
+def test_without_alt_sse_the_stream_is_one_json_array(gateway, http):
+    r = http.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
                    json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30)
     assert r.status_code == 200 and r.headers["x-bench-panel"]
     chunks = r.json()
@@ -76,8 +75,8 @@ def test_without_alt_sse_the_stream_is_one_json_array(gateway):
     assert [s["status"] for s in json.loads(r.headers["x-bench-seats"])] == ["pending"] * 3
 
 
-def test_sse_stream_is_bare_data_lines(gateway):
-    with httpx.stream("POST", gateway + "/v1/models/bench/core:streamGenerateContent?alt=sse",
+def test_sse_stream_is_bare_data_lines(gateway, http):
+    with http.stream("POST", gateway + "/v1/models/bench/core:streamGenerateContent?alt=sse",
                       json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30) as r:
         body = r.read().decode()
     frames = [f for f in body.split("\n\n") if f]
@@ -93,9 +92,9 @@ def test_count_tokens_and_model_list_and_lookup(gclient):
     assert model.name == "models/bench/eyes" and "generateContent" in model.supported_actions
 
 
-def test_model_list_pages(gateway):
-    first = httpx.get(gateway + "/v1beta/models", params={"pageSize": 4}, timeout=10).json()
-    rest = httpx.get(gateway + "/v1beta/models", params={"pageToken": first["nextPageToken"]}, timeout=10).json()
+def test_model_list_pages(gateway, http):
+    first = http.get(gateway + "/v1beta/models", params={"pageSize": 4}, timeout=10).json()
+    rest = http.get(gateway + "/v1beta/models", params={"pageToken": first["nextPageToken"]}, timeout=10).json()
     assert len(first["models"]) == 4 and len(rest["models"]) == 2 and "nextPageToken" not in rest
 
 
@@ -124,8 +123,8 @@ def test_refusals_raise_client_errors_with_the_gateway_message(gclient, change, 
     assert caught.value.code == code and words in caught.value.message
 
 
-def test_unknown_method_is_not_found_in_gemini_shape(gateway):
-    r = httpx.post(gateway + "/v1beta/models/bench/core:embedContent", json={}, timeout=10)
+def test_unknown_method_is_not_found_in_gemini_shape(gateway, http):
+    r = http.post(gateway + "/v1beta/models/bench/core:embedContent", json={}, timeout=10)
     assert r.status_code == 404 and r.json()["error"]["status"] == "NOT_FOUND"
 
 
@@ -138,7 +137,7 @@ def test_mid_stream_failure_raises_server_error(gclient):
 
 
 @pytest.mark.usefixtures("breaks_mid_stream")
-def test_mid_stream_failure_is_the_last_array_element(gateway):
-    r = httpx.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
+def test_mid_stream_failure_is_the_last_array_element(gateway, http):
+    r = http.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
                    json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30)
     assert r.json()[-1] == {"error": {"code": 502, "message": kit.MID_STREAM, "status": "UNAVAILABLE"}}

@@ -5,25 +5,24 @@ of the API whose prefix they are under."""
 from __future__ import annotations
 
 import anthropic
-import httpx
 import openai
 import pytest
 from google import genai
 from google.genai import types
 
-from tests.test_dialect_kit import panel, settings  # noqa: F401  (fixtures)
+from tests.kits.dialect import panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
 LISTED = ["bench/core", "bench/core:merged", "bench/core:route", "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
 
 
-def test_the_three_sdks_each_read_their_own_list(gateway, oai, ant):
+def test_the_three_sdks_each_read_their_own_list(gateway, oai, ant, net):
     listed = oai.models.list().data
     assert [m.id for m in listed] == LISTED
     assert listed[0].model_extra["members"] == ["sage", "quill", "lark"]
     assert [m.id for m in ant.models.list()] == LISTED
-    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=gateway))
+    client = genai.Client(api_key="unused", http_options=types.HttpOptions(httpx_client=net.client2(), httpx_async_client=net.aclient2(), base_url=gateway))
     try:
         assert [m.name for m in client.models.list()] == [f"models/{n}" for n in LISTED]
     finally:
@@ -41,14 +40,14 @@ def test_lookups_by_name_in_each_sdk_shape(oai, ant):
 
 
 @pytest.fixture
-def oai(gateway):
-    with openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0) as client:
+def oai(gateway, net):
+    with openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key="unused", max_retries=0) as client:
         yield client
 
 
 @pytest.fixture
-def ant(gateway):
-    with anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0) as client:
+def ant(gateway, net):
+    with anthropic.Anthropic(http_client=net.client2(), base_url=gateway, api_key="unused", max_retries=0) as client:
         yield client
 
 
@@ -58,16 +57,16 @@ def ant(gateway):
     ({"anthropic-version": "2023-06-01"}, {}, "has_more"),
     ({}, {}, "object"),
 ])
-def test_shared_list_is_told_apart_by_headers(gateway, headers, params, key):
-    body = httpx.get(gateway + "/v1/models", headers=headers, params=params, timeout=10).json()
+def test_shared_list_is_told_apart_by_headers(gateway, headers, params, key, http):
+    body = http.get(gateway + "/v1/models", headers=headers, params=params, timeout=10).json()
     assert key in body
 
 
-def test_a_bad_page_size_is_refused_in_the_asking_sdk_shape(gateway):
-    r = httpx.get(gateway + "/v1/models", params={"limit": "0"}, headers={"anthropic-version": "2023-06-01"},
+def test_a_bad_page_size_is_refused_in_the_asking_sdk_shape(gateway, http):
+    r = http.get(gateway + "/v1/models", params={"limit": "0"}, headers={"anthropic-version": "2023-06-01"},
                   timeout=10)
     assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
-    r = httpx.get(gateway + "/v1beta/models", params={"pageToken": "elsewhere"}, timeout=10)
+    r = http.get(gateway + "/v1beta/models", params={"pageToken": "elsewhere"}, timeout=10)
     assert r.status_code == 400 and r.json()["error"]["status"] == "INVALID_ARGUMENT"
 
 
@@ -77,8 +76,8 @@ def test_a_bad_page_size_is_refused_in_the_asking_sdk_shape(gateway):
     ("GET", "/v1/responses/resp_123", lambda b: b["error"]["code"] == "404"),
     ("POST", "/api/embed", lambda b: "error" in b),
 ])
-def test_unknown_routes_answer_in_their_api_shape(gateway, method, path, check):
-    r = httpx.request(method, gateway + path, json={}, timeout=10)
+def test_unknown_routes_answer_in_their_api_shape(gateway, method, path, check, http):
+    r = http.request(method, gateway + path, json={}, timeout=10)
     assert r.status_code == 404 and check(r.json())
 
 
@@ -87,24 +86,20 @@ def test_a_stored_response_cannot_be_retrieved(oai):
         oai.responses.retrieve("resp_123")
 
 
-def test_an_error_on_the_shared_model_list_takes_the_asking_sdks_shape(gateway):
-    import httpx as _httpx
-
-    gemini = _httpx.get(gateway + "/v1/models/nope", headers={"x-goog-api-key": "k"})
-    anthropic_ = _httpx.get(gateway + "/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
-    openai_ = _httpx.get(gateway + "/v1/models/nope")
+def test_an_error_on_the_shared_model_list_takes_the_asking_sdks_shape(gateway, http):
+    gemini = http.get(gateway + "/v1/models/nope", headers={"x-goog-api-key": "k"})
+    anthropic_ = http.get(gateway + "/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
+    openai_ = http.get(gateway + "/v1/models/nope")
     assert gemini.status_code == anthropic_.status_code == openai_.status_code == 404
     assert gemini.json()["error"]["status"] == "NOT_FOUND"
     assert anthropic_.json()["type"] == "error"
     assert openai_.json()["error"]["type"] == "bench_gateway"
 
 
-def test_a_guard_refusal_on_the_shared_model_list_takes_the_asking_sdks_shape(gateway):
-    import httpx as _httpx
-
+def test_a_guard_refusal_on_the_shared_model_list_takes_the_asking_sdks_shape(gateway, http):
     foreign = {"host": "evil.example:80"}
-    anthropic_ = _httpx.get(gateway + "/v1/models", headers={**foreign, "anthropic-version": "2023-06-01"})
-    gemini = _httpx.get(gateway + "/v1/models", headers={**foreign, "x-goog-api-key": "k"})
+    anthropic_ = http.get(gateway + "/v1/models", headers={**foreign, "anthropic-version": "2023-06-01"})
+    gemini = http.get(gateway + "/v1/models", headers={**foreign, "x-goog-api-key": "k"})
     assert anthropic_.status_code == gemini.status_code == 403
     assert anthropic_.json()["error"]["type"] == "permission_error"
     assert gemini.json()["error"]["status"] == "PERMISSION_DENIED"

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import ollama
 import pytest
 
-from benchwarmers_mcp.gateway import panel_view
-from tests import test_dialect_kit as kit
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from benchwarmers_mcp.engine import report
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
@@ -19,8 +18,8 @@ CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": 
 
 
 @pytest.fixture
-def client(gateway):
-    with ollama.Client(host=gateway) as client:
+def client(gateway, net):
+    with ollama.Client(transport=net.transport(sync=True), host=gateway) as client:
         yield client
 
 
@@ -31,11 +30,11 @@ def test_chat_whole_reads_every_seat(client):
     assert reply.prompt_eval_count > 0 and reply.eval_count > 0 and reply.total_duration > 0
 
 
-def test_chat_streamed_by_default_ends_with_bench(client, gateway):
+def test_chat_streamed_by_default_ends_with_bench(client, gateway, http):
     parts = list(client.chat(model="bench/core:latest", messages=CHAT, stream=True))
     kit.assert_every_seat("".join(p.message.content for p in parts))
     assert parts[-1].done and all(not p.done for p in parts[:-1])
-    raw = httpx.post(gateway + "/api/chat", json={"model": "bench/core", "messages": CHAT}, timeout=30)
+    raw = http.post(gateway + "/api/chat", json={"model": "bench/core", "messages": CHAT}, timeout=30)
     lines = raw.text.split("\n")
     assert lines[-1] == "" and "" not in lines[:-1], "NDJSON without blank lines"
     done = json.loads(lines[-2])
@@ -58,14 +57,14 @@ def test_images_are_sniffed_and_reach_seats_that_can_see(client):
     kit.assert_every_seat(reply.message.content, ("owl", "hawk"))
 
 
-def test_list_show_ps_version(client, gateway):
+def test_list_show_ps_version(client, gateway, http):
     models = [m.model for m in client.list().models]
     assert models == ["bench/core", "bench/core:merged", "bench/core:route",
                       "bench/eyes", "bench/eyes:merged", "bench/eyes:route"]
     shown = client.show("bench/eyes:latest")
     assert "vision" in shown.capabilities and shown.modelinfo["benchwarmers.members"] == "owl, hawk"
     assert client.ps().models == []
-    assert httpx.get(gateway + "/api/version", timeout=10).json() == {"version": "0.12.0"}
+    assert http.get(gateway + "/api/version", timeout=10).json() == {"version": "0.12.0"}
 
 
 def test_an_empty_prompt_only_loads(client):
@@ -109,16 +108,16 @@ def test_an_unexpected_failure_mid_stream_is_reported_not_dropped(client, monkey
     def footer(run):
         raise RuntimeError("a bug in the footer")
 
-    monkeypatch.setattr(panel_view, "footer", footer)
+    monkeypatch.setattr(report, "footer", footer)
     with pytest.raises(ollama.ResponseError) as caught:
         for _ in client.generate(model="bench/core", prompt=kit.QUESTION, stream=True):
             pass
     assert "internal error" in caught.value.error and "a bug" not in caught.value.error
 
 
-def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(gateway):
-    r = httpx.post(gateway + "/api/chat", content=b"{not json", headers={"content-type": "application/json"},
+def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(gateway, http):
+    r = http.post(gateway + "/api/chat", content=b"{not json", headers={"content-type": "application/json"},
                    timeout=10)
     assert r.status_code == 400 and isinstance(r.json()["error"], str)
-    r = httpx.get(gateway + "/api/chat", timeout=10)
+    r = http.get(gateway + "/api/chat", timeout=10)
     assert r.status_code == 405 and isinstance(r.json()["error"], str)

@@ -11,7 +11,7 @@ from benchwarmers_mcp.errors import BadRequest, Unsupported
 from benchwarmers_mcp.gateway import anthropic, completions, gemini, ollama, responses
 from benchwarmers_mcp.gateway.images import sniff
 from benchwarmers_mcp.messages import Image, Text, ToolCall, ToolResult
-from tests.test_dialect_kit import JPEG, PDF, PNG
+from tests.kits.dialect import JPEG, PDF, PNG
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 

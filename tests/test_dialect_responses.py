@@ -3,19 +3,18 @@ streamed, and refuses what it cannot honour with openai's own error classes."""
 
 from __future__ import annotations
 
-import httpx
 import openai
 import pytest
 
-from tests import test_dialect_kit as kit
-from tests.test_dialect_kit import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
+from tests.kits import dialect as kit
+from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("panel")
 
 
 @pytest.fixture
-def sdk(gateway):
-    with openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0) as client:
+def sdk(gateway, net):
+    with openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key="unused", max_retries=0) as client:
         yield client
 
 
@@ -58,8 +57,8 @@ def test_responses_image_reaches_seats_that_can_see(sdk):
     kit.assert_every_seat(reply.output_text, ("owl", "hawk"))
 
 
-def test_responses_raw_stream_keeps_alive_with_comments(gateway):
-    with httpx.stream("POST", gateway + "/v1/responses", timeout=30,
+def test_responses_raw_stream_keeps_alive_with_comments(gateway, http):
+    with http.stream("POST", gateway + "/v1/responses", timeout=30,
                       json={"model": "bench/core", "input": "hi", "stream": True}) as r:
         body = r.read().decode()
     assert ": keep-alive\n\n" in body
@@ -136,6 +135,6 @@ def test_completions_mid_stream_failure_raises_api_error(sdk):
     assert kit.MID_STREAM in caught.value.message
 
 
-def test_gateway_errors_tell_the_sdk_not_to_retry(gateway):
-    r = httpx.post(gateway + "/v1/responses", json={"model": "bench/nowhere", "input": "hi"}, timeout=10)
+def test_gateway_errors_tell_the_sdk_not_to_retry(gateway, http):
+    r = http.post(gateway + "/v1/responses", json={"model": "bench/nowhere", "input": "hi"}, timeout=10)
     assert r.status_code == 404 and r.headers["x-should-retry"] == "false"

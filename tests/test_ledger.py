@@ -18,8 +18,8 @@ from tests.fakes.gemini_upstream import FakeGemini
 from tests.fakes.native import Reply
 from tests.fakes.ollama_upstream import FakeOllama
 from tests.fakes.responses_upstream import FakeResponses
-from tests.seed import seed
-from tests.servers import serve_in_thread
+from tests.kits.loopback import Loopback
+from tests.kits.seed import seed
 
 SECRET = "the-prompt-marker-7f3a"
 
@@ -30,9 +30,9 @@ def fakes() -> dict:
 
 
 @pytest.fixture
-def bench(home: Path, upstream: str, fakes: dict) -> Iterator[None]:
+def bench(home: Path, upstream: str, fakes: dict, net: Loopback) -> Iterator[None]:
     with ExitStack() as stack:
-        urls = {name: stack.enter_context(serve_in_thread(f.app())) for name, f in fakes.items()}
+        urls = {name: stack.enter_context(net.serving(f.app())) for name, f in fakes.items()}
         seed(home, base_url=upstream, served={"gpt": "gpt"}, collections={}, endpoint="chat")
         seed(home, base_url=urls["anth"], served={"claude": "claude", "claude-busy": "claude-busy?fail=429"},
              collections={}, api="anthropic", endpoint="anth")
@@ -46,8 +46,8 @@ def bench(home: Path, upstream: str, fakes: dict) -> Iterator[None]:
         yield
 
 
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="anything", max_retries=0)
+def client(net: Loopback, base: str) -> openai.OpenAI:
+    return openai.OpenAI(http_client=net.client2(), base_url=base + "/v1", api_key="anything", max_retries=0)
 
 
 async def _rows(home: Path) -> list[ledger.UsageRow]:
@@ -55,18 +55,18 @@ async def _rows(home: Path) -> list[ledger.UsageRow]:
         return await ledger.rows(db)
 
 
-def test_a_collection_mixes_every_api_and_the_ledger_matches_each_upstream(bench, home, gateway, fake, fakes):
+def test_a_collection_mixes_every_api_and_the_ledger_matches_each_upstream(bench, home, gateway, fake, fakes, net):
     fakes["resp"].script["o-mini"].append(Reply("reasoned answer", thinking="let me think about it " * 3))
-    whole = client(gateway).chat.completions.create(
+    whole = client(net, gateway).chat.completions.create(
         model="bench/mixed", messages=[{"role": "user", "content": f"Review {SECRET} please"}])
     seats = whole.model_extra["bench"]["seats"]
     assert {s["alias"]: s["status"] for s in seats} == dict.fromkeys(["gpt", "claude", "gemini", "llama", "o-mini"],
                                                                       "ok")
-    stream = client(gateway).chat.completions.create(
+    stream = client(net, gateway).chat.completions.create(
         model="bench/mixed", stream=True, messages=[{"role": "user", "content": f"Again {SECRET}"}])
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert all(f"answer from {name}" in text for name in ("gpt", "claude", "gemini", "llama", "o-mini"))
-    flaky = client(gateway).chat.completions.create(
+    flaky = client(net, gateway).chat.completions.create(
         model="bench/flaky", messages=[{"role": "user", "content": SECRET}])
     members = [s for s in flaky.model_extra["bench"]["seats"] if s["seat"] == "member"]
     assert {s["alias"]: s["status"] for s in members} == dict.fromkeys(["claude-busy", "gemini-down", "llama-gone"],

@@ -6,30 +6,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import httpx
 import openai
 import pytest
 
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import collections as cs
-from tests.seed import seed
+from tests.kits.loopback import Loopback
+from tests.kits.seed import seed
 
 WINDOW_KEYS = {"metric", "window", "limit", "used", "remaining", "resets_at"}
 
 
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="anything", max_retries=0)
+def client(net: Loopback, base: str) -> openai.OpenAI:
+    return openai.OpenAI(http_client=net.client2(), base_url=base + "/v1", api_key="anything", max_retries=0)
 
 
-def ask(base: str, collection: str) -> list[dict]:
-    reply = client(base).chat.completions.create(model=f"bench/{collection}",
+def ask(net: Loopback, base: str, collection: str) -> list[dict]:
+    reply = client(net, base).chat.completions.create(model=f"bench/{collection}",
                                                  messages=[{"role": "user", "content": "review this"}])
     return reply.model_extra["bench"]["seats"]
 
 
-async def _sql(home: Path, sql: str, params: tuple = ()) -> None:
+async def _never_used(home: Path, alias: str) -> None:
     async with Database(home / "benchwarmers.db") as db:
-        await db.write(sql, params)
+        await models.set_last_used(db, alias, None)
 
 
 async def _one_explorer(home: Path) -> None:
@@ -44,29 +44,29 @@ def bench(home: Path, upstream: str) -> None:
     anyio.run(_one_explorer, home)
 
 
-def test_a_429_rests_the_model_and_the_next_panel_seats_another_explorer(bench, home, gateway, fake):
-    first = ask(gateway, "one")
+def test_a_429_rests_the_model_and_the_next_panel_seats_another_explorer(bench, home, gateway, fake, net, http):
+    first = ask(net, gateway, "one")
     assert [(s["alias"], s["status"]) for s in first] == [("solo", "ok"), ("aa-bad", "error")]
     assert "429" in first[1]["error"]
     # make the rested model the least recently used again: only its rest can keep it off the panel
-    anyio.run(_sql, home, "UPDATE models SET last_used = NULL WHERE alias = 'aa-bad'")
-    second = ask(gateway, "one")
+    anyio.run(_never_used, home, "aa-bad")
+    second = ask(net, gateway, "one")
     assert [(s["alias"], s["status"]) for s in second] == [("solo", "ok"), ("bb-good", "ok")]
     assert fake.count("aa-bad?fail=429") == 1
-    quotas = httpx.get(gateway + "/bench/quotas").json()
+    quotas = http.get(gateway + "/bench/quotas").json()
     [connection] = quotas["connections"]
     [rest] = connection["resting"]
     assert rest["alias"] == "aa-bad" and rest["until"] and rest["why"].startswith("upstream 429")
     assert connection["paused"] is None
 
 
-def test_quotas_show_each_window_used_and_left(bench, gateway):
-    with httpx.Client(base_url=gateway) as http:
+def test_quotas_show_each_window_used_and_left(bench, gateway, net):
+    with net.client(base_url=gateway) as http:
         set_ = http.post("/api/limits", json={"connection": "fake", "rpm": 50, "tpd": 100000})
         assert set_.status_code == 200, set_.text
         assert {(x["name"], x["value"]) for x in set_.json()["limits"]} == {("rpm", 50), ("tpd", 100000)}
         assert http.post("/api/limits", json={"model": "solo", "rpm": 7}).status_code == 200
-        ask(gateway, "one")
+        ask(net, gateway, "one")
         quotas = http.get("/bench/quotas").json()
     [connection] = quotas["connections"]
     assert connection["connection"] == "fake"
@@ -93,18 +93,18 @@ def test_quotas_show_each_window_used_and_left(bench, gateway):
     ({"connection": "fake"}, 400, "name at least one limit"),
     ({"model": "solo", "rpmo": 10}, 400, "rpmo"),
 ])
-def test_bad_limits_are_refused_clearly(bench, gateway, body, status, words):
-    response = httpx.post(gateway + "/api/limits", json=body)
+def test_bad_limits_are_refused_clearly(bench, gateway, body, status, words, http):
+    response = http.post(gateway + "/api/limits", json=body)
     assert response.status_code == status
     assert words in response.json()["error"]["message"]
 
 
-def test_null_removes_a_limit_and_resume_ends_a_rest(bench, gateway, home):
-    with httpx.Client(base_url=gateway) as http:
+def test_null_removes_a_limit_and_resume_ends_a_rest(bench, gateway, home, net):
+    with net.client(base_url=gateway) as http:
         http.post("/api/limits", json={"connection": "fake", "rpm": 1, "rpd": 10})
         http.post("/api/limits", json={"connection": "fake", "rpm": None})
         assert [(x["name"], x["value"]) for x in http.get("/api/limits").json()["limits"]] == [("rpd", 10)]
-        first = ask(gateway, "one")
+        first = ask(net, gateway, "one")
         assert first[1]["status"] == "error"
         before = http.get("/bench/quotas").json()["connections"][0]["resting"]
         assert [r["alias"] for r in before] == ["aa-bad"]

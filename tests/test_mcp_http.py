@@ -1,124 +1,36 @@
-"""MCP over streamable HTTP on the server's own port, judged by the official ``mcp`` client against a
-real server: the tool list, ``ask`` with progress, ``verdict``, ``list_collections``, refusals as
+"""MCP over streamable HTTP on the server's own port, judged by the official ``mcp`` client against the
+app in-process: the tool list, ``ask`` with progress, ``verdict``, ``list_collections``, refusals as
 ``isError`` results, both protocol eras, ``/mcp`` and ``/v1/mcp``, and the same Host and key checks
 as ``/v1``."""
 
 from __future__ import annotations
 
 import json
-import sys
-import threading
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from benchwarmers_mcp.access import gateway_keys
-from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
-from tests.seed import seed_async
-from tests.servers import free_port
+from benchwarmers_mcp.store import Database, calls
+from tests.kits import mcp as kit
+from tests.kits.loopback import Loopback
+from tests.kits.mcp import TOOLS, Seen, assert_panel, mcp_client, seed_bench, summary_of
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"list_collections", "ask", "verdict", "pending_verdicts"}
-
-
-# ---- helpers shared by the MCP test modules ------------------------------------------------------
-
-async def seed_bench_async(home: Path) -> None:
-    """Simulated models: ``core`` (two members, two explorers) and ``shaky`` (a member that fails)."""
-    await seed_async(home, base_url=None, api="simulated", endpoint="sim",
-                     served={"sage": "sage?latency=0.2", "quill": "quill?latency=0.3", "lark": "lark",
-                             "ferret": "ferret"},
-                     collections={"core": ["sage", "quill"]})
-    await seed_async(home, base_url=None, api="simulated", endpoint="sim", served={"mole": "mole?fail=500"},
-                     collections={"shaky": ["mole", "sage"]}, ad_hoc=True)
-
-
-def seed_bench(home: Path) -> None:
-    anyio.run(seed_bench_async, home)
-
-
-def benchwarmers_script() -> str:
-    """The installed console script, next to this Python."""
-    return str(Path(sys.executable).parent / "benchwarmers")
-
-
-class Seen:
-    """A progress callback that keeps what it was told."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[float, float | None, str | None]] = []
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self.events.append((progress, total, message))
-
-    @property
-    def values(self) -> list[float]:
-        return [e[0] for e in self.events]
-
-    @property
-    def messages(self) -> list[str]:
-        return [e[2] or "" for e in self.events]
-
-
-def summary_of(result: Any) -> dict[str, Any]:
-    """The JSON block of an ``ask`` result's second text item (after its one-line instruction)."""
-    note, _, block = result.content[1].text.partition("\n")
-    assert "verdict" in note and "Name every seat" in note
-    return json.loads(block)
-
-
-def assert_panel(result: Any, seen: Seen, collection: str = "bench/core") -> dict[str, Any]:
-    assert not result.is_error, result.content[0].text
-    content = result.content[0].text
-    summary = summary_of(result)
-    assert summary["collection"] == collection
-    assert content.startswith(f"Bench {collection} {summary['panel']}")
-    total = len(summary["seats"])
-    for seat in summary["seats"]:
-        assert f"`{seat['call']}`" in content
-        assert seat["call"].startswith(summary["panel"] + ".")
-        assert "answer" not in seat  # every answer is already in the content
-    assert seen.values == sorted(set(seen.values)), "progress must only ever grow"
-    assert seen.values[-1] == total
-    assert {e[1] for e in seen.events} == {float(total)}
-    assert f"1 of {total} seats answered" in seen.messages
-    assert f"{total} of {total} seats answered" in seen.messages
-    return summary
-
-
-async def tools_of(client: Client) -> dict[str, Any]:
-    return {t.name: t for t in (await client.list_tools()).tools}
-
-
-# ---- fixtures ----------------------------------------------------------------------------------
-
-@pytest.fixture
-def settings(home: Path) -> Settings:
-    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.5)
-
-
-@pytest.fixture
-def base(home: Path, request: pytest.FixtureRequest) -> str:
-    seed_bench(home)
-    return request.getfixturevalue("gateway")
+# The MCP tests' own fixtures: keep-alives every 0.5 s, and a seeded bench behind the gateway.
+settings, base = kit.settings, kit.base
 
 
 # ---- the tool list -----------------------------------------------------------------------------
 
-async def test_tool_list_is_strict_small_and_carries_the_rules(base: str) -> None:
-    async with Client(base + "/mcp") as client:
+async def test_tool_list_is_strict_small_and_carries_the_rules(base: str, net: Loopback) -> None:
+    async with mcp_client(net, base + "/mcp") as client:
         assert client.server_info.name == "benchwarmers"
         assert client.server_info.title == "Benchwarmers"
         assert "agreement is not evidence" in (client.instructions or "")
@@ -149,9 +61,9 @@ async def test_tool_list_is_strict_small_and_carries_the_rules(base: str) -> Non
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("path", ["/mcp", "/v1/mcp"])
-async def test_ask_with_progress_then_verdict(base: str, mode: str, path: str) -> None:
+async def test_ask_with_progress_then_verdict(base: str, mode: str, path: str, net: Loopback, http: httpx.Client) -> None:
     seen = Seen()
-    async with Client(base + path, mode=mode) as client:
+    async with mcp_client(net, base + path, mode=mode) as client:
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
         result = await client.call_tool("ask", {"collection": "core", "prompt": "Where can this go stale?"},
                                         progress_callback=seen)
@@ -166,14 +78,14 @@ async def test_ask_with_progress_then_verdict(base: str, mode: str, path: str) -
     assert not recorded.is_error
     assert recorded.content[0].text == f"Recorded {call}: useful, 1 real, 1 false."
     assert again.content[0].text == f"Already recorded {call}: useful, 1 real, 1 false (unchanged)."
-    async with httpx.AsyncClient() as http:
+    async with net.aclient() as http:
         record = (await http.get(base + "/bench/record", params={"collection": "bench/core"})).json()
     assert record["aliases"]["sage"]["useful"] == 1
 
 
-async def test_ask_names_errors_nominees_and_system(base: str, home: Path) -> None:
+async def test_ask_names_errors_nominees_and_system(base: str, home: Path, net: Loopback) -> None:
     seen = Seen()
-    async with Client(base + "/mcp") as client:
+    async with mcp_client(net, base + "/mcp") as client:
         result = await client.call_tool("ask", {"collection": "bench/shaky", "prompt": "Review this.",
                                                 "system": "Be terse.", "with": ["ferret"]},
                                         progress_callback=seen)
@@ -183,13 +95,13 @@ async def test_ask_names_errors_nominees_and_system(base: str, home: Path) -> No
     assert seats["ferret"]["seat"] == "explorer"
     assert "_error:" in result.content[0].text
     async with Database(home / "benchwarmers.db") as db:
-        row = await db.fetchone("SELECT system, prompt, key_name FROM panels WHERE id = ?", (summary["panel"],))
-    assert tuple(row) == ("Be terse.", "Review this.", "local")
+        panel = await calls.panel(db, summary["panel"])
+    assert panel is not None and (panel.system, panel.prompt, panel.key_name) == ("Be terse.", "Review this.", "local")
 
 
-async def test_merged_ask_reports_the_merge(base: str) -> None:
+async def test_merged_ask_reports_the_merge(base: str, net: Loopback) -> None:
     seen = Seen()
-    async with Client(base + "/mcp") as client:
+    async with mcp_client(net, base + "/mcp") as client:
         result = await client.call_tool("ask", {"collection": "core", "prompt": "Pick one.", "merged": True},
                                         progress_callback=seen)
     assert not result.is_error
@@ -203,8 +115,8 @@ async def test_merged_ask_reports_the_merge(base: str) -> None:
     assert seen.messages[-1] == "merged"
 
 
-async def test_list_collections(base: str) -> None:
-    async with Client(base + "/mcp", mode="legacy") as client:
+async def test_list_collections(base: str, net: Loopback) -> None:
+    async with mcp_client(net, base + "/mcp", mode="legacy") as client:
         result = await client.call_tool("list_collections", {})
     assert not result.is_error
     listed = {c["name"]: c for c in json.loads(result.content[0].text)}
@@ -215,8 +127,8 @@ async def test_list_collections(base: str) -> None:
     assert {"description", "tags", "shape", "merger", "context_window", "capabilities"} <= set(core)
 
 
-async def test_empty_bench_says_how_to_make_a_collection(gateway: str) -> None:
-    async with Client(gateway + "/mcp") as client:
+async def test_empty_bench_says_how_to_make_a_collection(gateway: str, net: Loopback) -> None:
+    async with mcp_client(net, gateway + "/mcp") as client:
         result = await client.call_tool("list_collections", {})
     assert not result.is_error
     assert result.content[0].text.startswith("No collections yet")
@@ -224,8 +136,8 @@ async def test_empty_bench_says_how_to_make_a_collection(gateway: str) -> None:
 
 # ---- refusals ----------------------------------------------------------------------------------
 
-async def test_refusals_are_tool_errors_with_clear_text(base: str) -> None:
-    async with Client(base + "/mcp") as client:
+async def test_refusals_are_tool_errors_with_clear_text(base: str, net: Loopback) -> None:
+    async with mcp_client(net, base + "/mcp") as client:
         unknown = await client.call_tool("ask", {"collection": "nope", "prompt": "x"})
         extra = await client.call_tool("ask", {"collection": "core", "prompt": "x", "model": "gpt"})
         missing = await client.call_tool("verdict", {"call": "p20200101-000000-abcd.member1"})
@@ -252,23 +164,23 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": 
 
 
 @pytest.mark.parametrize("path", ["/mcp", "/v1/mcp", "/mcp/"])
-def test_post_initialize_answers_in_place_without_redirect(base: str, path: str) -> None:
-    response = httpx.post(base + path, json=INITIALIZE, headers=MCP_HEADERS, follow_redirects=False)
+def test_post_initialize_answers_in_place_without_redirect(base: str, path: str, http: httpx.Client) -> None:
+    response = http.post(base + path, json=INITIALIZE, headers=MCP_HEADERS, follow_redirects=False)
     assert response.status_code == 200
     assert response.headers.get("mcp-session-id")
     assert '"protocolVersion":"2025-06-18"' in response.text.replace(" ", "")
 
 
-def test_unknown_host_is_refused_in_json_rpc_shape(base: str) -> None:
-    response = httpx.post(base + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example:80"})
+def test_unknown_host_is_refused_in_json_rpc_shape(base: str, http: httpx.Client) -> None:
+    response = http.post(base + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example:80"})
     assert response.status_code == 403
     body = response.json()
     assert body["jsonrpc"] == "2.0" and body["id"] is None
     assert "Host" in body["error"]["message"]
 
 
-def test_foreign_origin_is_refused(base: str) -> None:
-    response = httpx.post(base + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": "https://evil.example"})
+def test_foreign_origin_is_refused(base: str, http: httpx.Client) -> None:
+    response = http.post(base + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": "https://evil.example"})
     assert response.status_code == 403
     assert "Origin" in response.json()["error"]["message"]
 
@@ -285,9 +197,9 @@ def test_the_sdk_check_and_the_guard_share_one_policy() -> None:
     assert "https://app.example" in sdk.allowed_origins
 
 
-def test_bad_remind_bodies_are_refused(base: str) -> None:
+def test_bad_remind_bodies_are_refused(base: str, http: httpx.Client) -> None:
     for body in ({"calls": []}, {"session": "s", "calls": "p1.member1"}, {"session": "", "calls": []}):
-        response = httpx.post(base + "/bench/remind", json=body)
+        response = http.post(base + "/bench/remind", json=body)
         assert response.status_code == 400
         assert response.json()["error"]["code"] == 400
 
@@ -310,16 +222,15 @@ class TestKeys:
 
         return anyio.run(make)
 
-    def test_no_key_is_401(self, scoped_key: str, gateway: str) -> None:
+    def test_no_key_is_401(self, scoped_key: str, gateway: str, http: httpx.Client) -> None:
         for auth in ({}, {"Authorization": "Bearer"}):  # the plugin with no key set sends an empty Bearer
-            response = httpx.post(gateway + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **auth})
+            response = http.post(gateway + "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **auth})
             assert response.status_code == 401
             assert response.json()["error"]["message"].startswith(("missing gateway key", "malformed"))
 
-    async def test_scope_applies_to_ask_and_list(self, scoped_key: str, gateway: str, home: Path) -> None:
+    async def test_scope_applies_to_ask_and_list(self, scoped_key: str, gateway: str, home: Path, net: Loopback) -> None:
         headers = {"Authorization": f"Bearer {scoped_key}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http, \
-                Client(streamable_http_client(gateway + "/mcp", http_client=http)) as client:
+        async with mcp_client(net, gateway + "/mcp", headers=headers, timeout=httpx2.Timeout(30, read=120)) as client:
             listed = await client.call_tool("list_collections", {})
             refused = await client.call_tool("ask", {"collection": "core", "prompt": "x"})
             allowed = await client.call_tool("ask", {"collection": "shaky", "prompt": "x"})
@@ -329,29 +240,12 @@ class TestKeys:
         assert not allowed.is_error
         panel = summary_of(allowed)["panel"]
         async with Database(home / "benchwarmers.db") as db:
-            asked_by = await db.fetchval("SELECT key_name FROM panels WHERE id = ?", (panel,))
-        assert asked_by == "shaky-only"
+            asked = await calls.panel(db, panel)
+        assert asked is not None and asked.key_name == "shaky-only"
 
 
-def test_get_is_405_so_no_stream_outlives_the_server(base: str) -> None:
-    response = httpx.get(base + "/mcp", headers={"Accept": "text/event-stream"})
+def test_get_is_405_so_no_stream_outlives_the_server(base: str, http: httpx.Client) -> None:
+    response = http.get(base + "/mcp", headers={"Accept": "text/event-stream"})
     assert response.status_code == 405
     assert set(response.headers["allow"].split(", ")) == {"POST", "DELETE"}  # a set: order varies by run
     assert response.json()["jsonrpc"] == "2.0"
-
-
-async def test_server_stops_promptly_with_a_session_open(settings: Settings) -> None:
-    """A connected handshake-era client holds no stream open, so stopping the server never waits on it."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(replace(settings, port=port)), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive()
-        await anyio.sleep(0.02)
-    async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
-        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-        server.should_exit = True
-        await anyio.to_thread.run_sync(thread.join, 20)
-        assert not thread.is_alive()

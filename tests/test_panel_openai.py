@@ -3,32 +3,32 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import anyio
 import httpx
-import openai
 import pytest
 
-from benchwarmers_mcp.app import create_app
-from tests.seed import seed
-from tests.servers import free_port, serve_in_thread
+from tests.kits.gateway import async_openai_sdk, openai_sdk, serve_gateway
+from tests.kits.loopback import Loopback
+from tests.kits.seed import seed
 
 
 @pytest.fixture
 def panel(home, upstream, settings):
     """A collection of three members on the fake upstream: one fast, one medium, one slow."""
     seed(home, base_url=upstream, served={"fast": "fast", "medium": "medium?latency=0.3",
-                                          "slow": "slow?latency=1.2"},
+                                          "slow": "slow?latency=0.6"},
          collections={"core": ["fast", "medium", "slow"]})
     return home
 
 
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+@pytest.fixture
+def client(net: Loopback):
+    """The sync openai SDK on a gateway of the test's loopback: ``client(gateway)``."""
+    return lambda base: openai_sdk(net, base)
 
 
-def test_sync_panel_whole_reads_every_seat(panel, gateway, fake):
+def test_sync_panel_whole_reads_every_seat(panel, gateway, fake, client):
     reply = client(gateway).chat.completions.create(
         model="bench/core", messages=[{"role": "user", "content": "Where is the stale read?"}])
     bench = reply.model_extra["bench"]
@@ -45,8 +45,8 @@ def test_sync_panel_whole_reads_every_seat(panel, gateway, fake):
 
 
 @pytest.mark.anyio
-async def test_async_stream_seats_arrive_in_finish_order(panel, gateway):
-    aclient = openai.AsyncOpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+async def test_async_stream_seats_arrive_in_finish_order(panel, gateway, net):
+    aclient = async_openai_sdk(net, gateway)
     started = time.monotonic()
     first_byte = None
     pieces: list[str] = []
@@ -69,22 +69,20 @@ async def test_async_stream_seats_arrive_in_finish_order(panel, gateway):
     await aclient.close()
 
 
-def test_stream_helper_accepts_the_chunks(panel, gateway):
+def test_stream_helper_accepts_the_chunks(panel, gateway, client):
     with client(gateway).chat.completions.stream(
             model="bench/core", messages=[{"role": "user", "content": "hello"}]) as stream:
         final = stream.get_final_completion()
     assert "## member — slow" in final.choices[0].message.content
 
 
-def test_failing_seats_are_reported_while_others_answer(home, upstream, settings):
+def test_failing_seats_are_reported_while_others_answer(home, upstream, settings, net, client):
     seed(home, base_url=upstream, served={"good": "good", "limited": "limited?fail=429", "broken": "broken?fail=500",
                                           "stuck": "stuck?fail=hang", "quiet": "quiet?fail=empty"},
          collections={"mixed": ["good", "limited", "broken", "stuck", "quiet"]})
-    port = free_port()
-    app = create_app(replace(settings, seat_timeout=1.0, port=port))
-    with serve_in_thread(app, port) as base:
-        reply = client(base).chat.completions.create(
-            model="bench/mixed", messages=[{"role": "user", "content": "go"}])
+    base = serve_gateway(net, settings, seat_timeout=1.0)
+    reply = client(base).chat.completions.create(
+        model="bench/mixed", messages=[{"role": "user", "content": "go"}])
     status = {s["alias"]: s for s in reply.model_extra["bench"]["seats"]}
     assert status["good"]["status"] == "ok"
     assert status["limited"]["status"] == "error" and "429" in status["limited"]["error"]
@@ -95,7 +93,7 @@ def test_failing_seats_are_reported_while_others_answer(home, upstream, settings
     assert "_error: upstream 429" in content and "token budget" in content
 
 
-def test_explorers_rotate_across_panels(home, upstream, gateway):
+def test_explorers_rotate_across_panels(home, upstream, gateway, client):
     served = ["member-a", "ex-one", "ex-two", "ex-three", "ex-four"]
     seed(home, base_url=upstream, served=served, collections={"solo": ["member-a"]})
     seen = []
@@ -109,7 +107,7 @@ def test_explorers_rotate_across_panels(home, upstream, gateway):
     assert seen[0] | seen[1] == {"ex-one", "ex-two", "ex-three", "ex-four"}
 
 
-def test_with_nominates_an_explorer(panel, gateway, home, upstream):
+def test_with_nominates_an_explorer(panel, gateway, home, upstream, client):
     seed(home, base_url=upstream, served=["extra", "other"], collections={})
     reply = client(gateway).chat.completions.create(
         model="bench/core", messages=[{"role": "user", "content": "hi"}], extra_body={"with": ["other", "fast"]})
@@ -119,12 +117,12 @@ def test_with_nominates_an_explorer(panel, gateway, home, upstream):
     assert [s["alias"] for s in seats].count("fast") == 1
 
 
-def test_verdict_round_trip(panel, gateway):
+def test_verdict_round_trip(panel, gateway, net, client):
     reply = client(gateway).chat.completions.create(
         model="bench/core", messages=[{"role": "user", "content": "check"}])
     call = reply.model_extra["bench"]["seats"][0]["call"]
     other = reply.model_extra["bench"]["seats"][1]["call"]
-    with httpx.Client(base_url=gateway) as http:
+    with net.client(base_url=gateway) as http:
         pending = http.post("/bench/pending", json={"calls": [call, other, "p20990101-000000-abcd.member1"]})
         assert pending.json() == {"pending": [call, other]}
         verdict = {"call": call, "useful": True, "note": "found it", "real": ["the stale read"], "false": ["a race"]}
@@ -143,7 +141,7 @@ def test_verdict_round_trip(panel, gateway):
         assert http.post("/bench/pending", json={"calls": "x"}).status_code == 400
 
 
-def test_merged_mode_has_a_merger_call(panel, gateway):
+def test_merged_mode_has_a_merger_call(panel, gateway, client):
     reply = client(gateway).chat.completions.create(
         model="bench/core:merged", messages=[{"role": "user", "content": "merge this"}])
     bench = reply.model_extra["bench"]
@@ -152,7 +150,7 @@ def test_merged_mode_has_a_merger_call(panel, gateway):
     assert "Merged by" in reply.choices[0].message.content
 
 
-def test_merged_mode_falls_back_with_every_answer(home, upstream, gateway):
+def test_merged_mode_falls_back_with_every_answer(home, upstream, gateway, client):
     seed(home, base_url=upstream, served={"ok1": "ok1", "bad-merger": "bad-merger?fail=500"},
          collections={"mm": ["ok1"]})
     anyio.run(_set_merger, home, "mm", "bad-merger", 0)
@@ -174,27 +172,25 @@ async def _set_merger(home, name, merger, max_explorers=2):
         await cs.save(db, cs.Collection(c.name, c.members, c.description, c.tags, c.shape, c.reply, merger))
 
 
-def test_models_lists_collections_with_modes(panel, gateway):
+def test_models_lists_collections_with_modes(panel, gateway, client):
     ids = [m.id for m in client(gateway).models.list()]
     assert {"bench/core", "bench/core:merged", "bench/core:route"} <= set(ids)
 
 
-def test_keepalives_and_overhead_header(home, upstream, settings):
-    seed(home, base_url=upstream, served={"lazy": "lazy?latency=0.8"}, collections={"slowpoke": ["lazy"]})
-    port = free_port()
-    app = create_app(replace(settings, keepalive=0.2, port=port))
+def test_keepalives_and_overhead_header(home, upstream, settings, net, http: httpx.Client):
+    seed(home, base_url=upstream, served={"lazy": "lazy?latency=0.4"}, collections={"slowpoke": ["lazy"]})
+    base = serve_gateway(net, settings, keepalive=0.1)
     body = {"model": "bench/slowpoke", "messages": [{"role": "user", "content": "x"}], "stream": True}
-    with serve_in_thread(app, port) as base:
-        with httpx.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as r:
-            assert r.headers["content-type"].startswith("text/event-stream")
-            raw = "".join(r.iter_text())
-        whole = httpx.post(base + "/v1/chat/completions", json={**body, "stream": False}, timeout=30)
+    with http.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        raw = "".join(r.iter_text())
+    whole = http.post(base + "/v1/chat/completions", json={**body, "stream": False}, timeout=30)
     assert ": keep-alive" in raw and raw.rstrip().endswith("data: [DONE]")
     assert float(whole.headers["x-bench-overhead-ms"]) >= 0
     assert whole.headers["x-bench-panel"] == whole.json()["bench"]["panel"]
 
 
-def test_a_member_that_failed_in_the_panel_does_not_merge_it(home, upstream, gateway, fake):
+def test_a_member_that_failed_in_the_panel_does_not_merge_it(home, upstream, gateway, fake, client):
     seed(home, base_url=upstream, served={"broken": "broken?fail=429", "fine": "fine"},
          collections={"pair": ["broken", "fine"]})
     anyio.run(_set_merger, home, "pair", "broken")
@@ -205,7 +201,7 @@ def test_a_member_that_failed_in_the_panel_does_not_merge_it(home, upstream, gat
     assert fake.count("broken?fail=429") == 1, "the failed member was not asked again to merge"
 
 
-def test_sampling_options_reach_seats_within_each_models_limit(home, upstream, gateway, fake):
+def test_sampling_options_reach_seats_within_each_models_limit(home, upstream, gateway, fake, client):
     seed(home, base_url=upstream, served=["roomy", "capped"], collections={"opts": ["roomy", "capped"]})
     anyio.run(_cap_output, home, "capped", 64)
     client(gateway).chat.completions.create(

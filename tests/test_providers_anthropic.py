@@ -19,10 +19,10 @@ from benchwarmers_mcp.messages import (
     user,
 )
 from benchwarmers_mcp.providers.anthropic import build_body
-from tests import provider_kit as kit
 from tests.fakes.anthropic_upstream import FakeAnthropic
 from tests.fakes.native import Reply
-from tests.provider_kit import answer_of, connect, raised, streamed, until_error
+from tests.kits import provider as kit
+from tests.kits.provider import answer_of, connect, raised, streamed, until_error
 
 pytestmark = pytest.mark.anyio
 base, client = kit.base, kit.client  # the kit's fixtures

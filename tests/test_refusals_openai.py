@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import httpx
 import openai
 import pytest
 
-from tests.seed import seed
+from tests.kits.seed import seed
 
 
 @pytest.fixture
-def sdk(home, upstream, gateway):
+def sdk(home, upstream, gateway, net):
     seed(home, base_url=upstream, served={"fast": "fast", "tiny": "tiny"}, collections={"core": ["fast"]})
     seed(home, base_url=upstream, served={}, collections={"small": ["tiny"]}, endpoint="fake")
-    return openai.OpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+    return openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key="unused", max_retries=0)
 
 
 def ask(sdk, **kwargs):
@@ -44,15 +43,15 @@ def test_empty_tools_list_is_no_tools(sdk):
     assert ask(sdk, model="bench/core", tools=[]).model_extra["bench"]["seats"]
 
 
-def test_body_not_json_not_object_wrong_type_too_big(sdk, gateway):
+def test_body_not_json_not_object_wrong_type_too_big(sdk, gateway, http):
     url = gateway + "/v1/chat/completions"
-    bad = httpx.post(url, content=b"{nope", headers={"Content-Type": "application/json"})
+    bad = http.post(url, content=b"{nope", headers={"Content-Type": "application/json"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == 400
-    array = httpx.post(url, json=[1, 2])
+    array = http.post(url, json=[1, 2])
     assert array.status_code == 400
-    form = httpx.post(url, data={"model": "bench/core"})
+    form = http.post(url, data={"model": "bench/core"})
     assert form.status_code == 415 and form.json()["error"]["type"] == "bench_gateway"
-    huge = httpx.post(url, content=b"x" * 20_000_001, headers={"Content-Type": "application/json"})
+    huge = http.post(url, content=b"x" * 20_000_001, headers={"Content-Type": "application/json"})
     assert huge.status_code == 413
 
 
@@ -104,6 +103,6 @@ def test_bad_image_scheme_and_part_type(sdk):
         ask(sdk, model="bench/core", messages=[{"role": "user", "content": [{"type": "input_image"}]}])
 
 
-def test_unknown_route_is_404_json(gateway):
-    r = httpx.get(gateway + "/v1/nothing-here")
+def test_unknown_route_is_404_json(gateway, http):
+    r = http.get(gateway + "/v1/nothing-here")
     assert r.status_code == 404 and "no route" in r.json()["error"]["message"]

@@ -10,7 +10,8 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.loopback import Loopback
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 WEATHER = {"name": "get_weather", "description": "Weather in a city",
            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
@@ -23,16 +24,16 @@ CLAUDE_CODE_EXTRAS = {
 
 
 @pytest.fixture
-def base(settings: Settings, home: Path, upstream: str):
+def base(settings: Settings, home: Path, upstream: str, net: Loopback):
     seed_members(home, upstream, {"alpha": "alpha", "limited": "bad?fail=429"},
                  {"agents": ["alpha"], "limited": ["limited"]}, max_output=4096)
-    with route_server(settings) as url:
+    with route_server(net, settings) as url:
         yield url
 
 
 @pytest.fixture
-def claude(base: str):
-    with anthropic.Anthropic(base_url=base, api_key="anything", max_retries=0) as client:
+def claude(base: str, net: Loopback):
+    with anthropic.Anthropic(http_client=net.client2(), base_url=base, api_key="anything", max_retries=0) as client:
         yield client
 
 

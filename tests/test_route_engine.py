@@ -12,8 +12,8 @@ import anyio
 import httpx
 import pytest
 
-from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.engine.route import TUNING_KEY, RouteTuning, start_turn
+from benchwarmers_mcp.context import Access, Context
+from benchwarmers_mcp.engine.route import RouteTuning, start_turn
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Ask,
@@ -36,6 +36,7 @@ from benchwarmers_mcp.upstream.caller import CallInfo
 from benchwarmers_mcp.upstream.keys import KeyStore
 
 pytestmark = pytest.mark.anyio
+LOCAL = Access.unscoped()
 Script = list[StreamEvent | Exception | float]  # a float is a pause, an exception is raised there
 
 
@@ -67,9 +68,8 @@ async def make(tmp_path: Path, settings: Settings):
             await models.register(db, ModelRecord(alias, alias, "up", alias, tools=True))
 
         def context(scripts: dict[str, Script]) -> Context:
-            ctx = Context(settings, db, KeyStore(tmp_path, {}), client, ScriptedCaller(scripts), tg)  # type: ignore[arg-type]
-            ctx.extras[TUNING_KEY] = RouteTuning(first_token=0.5, rotation=0.0)
-            return ctx
+            return Context(settings, db, KeyStore(tmp_path, {}), client, ScriptedCaller(scripts), tg,
+                           route_tuning=RouteTuning(first_token=0.5, rotation=0.0))
 
         yield context, db
 
@@ -79,7 +79,7 @@ def ask(stream: bool = True, system: str = "agent") -> Ask:
 
 
 async def events_of(ctx: Context, *, hold_all: bool = False) -> tuple[list[StreamEvent], object]:
-    turn = await start_turn(ctx, ask(), Collection("team", ("a", "b", "c")), hold_all=hold_all)
+    turn = await start_turn(ctx, ask(), Collection("team", ("a", "b", "c")), access=LOCAL, hold_all=hold_all)
     await turn.ready()
     return [e async for e in turn.events() if e is not None], turn
 
@@ -106,7 +106,8 @@ async def test_a_tool_call_alone_is_an_answer(make) -> None:
     context, db = make
     ctx = context({"a": [ToolCallDelta(0, "call_1", "run", '{"x"'), ToolCallDelta(0, arguments=": 1}"),
                          Finish("tool_calls")]})
-    answer = await (await start_turn(ctx, ask(False), Collection("team", ("a",)), hold_all=True)).collect()
+    answer = await (await start_turn(ctx, ask(False), Collection("team", ("a",)), access=LOCAL,
+                                     hold_all=True)).collect()
     assert answer.tool_calls[0].arguments == '{"x": 1}' and answer.finish_reason == "tool_calls"
 
 
@@ -115,7 +116,8 @@ async def test_a_whole_turn_fails_over_part_way_but_a_stream_cannot(make) -> Non
     scripts: dict[str, Script] = {"a": [TextDelta("half"), UpstreamFailure("died")], "b": [TextDelta("all"), Finish()]}
     _, whole = await events_of(context(scripts), hold_all=True)
     assert whole.alias == "b"
-    turn = await start_turn(context(scripts), ask(system="another conversation"), Collection("team", ("a", "b")))
+    turn = await start_turn(context(scripts), ask(system="another conversation"), Collection("team", ("a", "b")),
+                            access=LOCAL)
     await turn.ready()
     seen = []
     with pytest.raises(UpstreamFailure, match="died"):
@@ -144,5 +146,5 @@ def test_route_timings_come_from_settings(tmp_path) -> None:
 
     settings = Settings.from_env({"BENCH_ROUTE_FIRST_TOKEN": "12.5", "BENCH_ROUTE_TURN_TIMEOUT": "120"},
                                  home=tmp_path, config_dir=tmp_path)
-    tune = tuning(SimpleNamespace(settings=settings, extras={}))
+    tune = tuning(SimpleNamespace(settings=settings, route_tuning=None))
     assert (tune.first_token, tune.turn_timeout, tune.stream_wait) == (12.5, 120.0, 15.0)

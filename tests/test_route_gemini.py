@@ -12,7 +12,8 @@ from google.genai import types
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.loopback import Loopback
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 WEATHER = types.Tool(function_declarations=[types.FunctionDeclaration(
     name="get_weather", description="Weather in a city",
@@ -21,10 +22,10 @@ WEATHER = types.Tool(function_declarations=[types.FunctionDeclaration(
 
 
 @pytest.fixture
-def gclient(settings: Settings, home: Path, upstream: str):
+def gclient(settings: Settings, home: Path, upstream: str, net: Loopback):
     seed_members(home, upstream, {"alpha": "alpha"}, {"agents": ["alpha"]})
-    with route_server(settings) as base:
-        client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=base))
+    with route_server(net, settings) as base:
+        client = genai.Client(api_key="unused", http_options=types.HttpOptions(httpx_client=net.client2(), httpx_async_client=net.aclient2(), base_url=base))
         yield client
         client.close()
 

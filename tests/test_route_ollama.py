@@ -12,7 +12,8 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.loopback import Loopback
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -20,15 +21,15 @@ WEATHER = {"type": "function", "function": {
 
 
 @pytest.fixture
-def base(settings: Settings, home: Path, upstream: str):
+def base(settings: Settings, home: Path, upstream: str, net: Loopback):
     seed_members(home, upstream, {"alpha": "alpha"}, {"agents": ["alpha"]})
-    with route_server(settings) as url:
+    with route_server(net, settings) as url:
         yield url
 
 
 @pytest.fixture
-def client(base: str):
-    with ollama.Client(host=base) as c:
+def client(base: str, net: Loopback):
+    with ollama.Client(transport=net.transport(sync=True), host=base) as c:
         yield c
 
 
@@ -48,7 +49,7 @@ def test_tool_loop_whole(client: ollama.Client, fake: FakeUpstream) -> None:
     assert sent[-1] == {"role": "tool", "tool_call_id": made, "content": "25C"}, "the result answers the call"
 
 
-def test_streamed_tool_call_and_bench(base: str, client: ollama.Client, fake: FakeUpstream) -> None:
+def test_streamed_tool_call_and_bench(base: str, client: ollama.Client, fake: FakeUpstream, http: httpx.Client) -> None:
     fake.script["alpha"] += [{**tool_call("call_up2", "get_weather", {"city": "Oslo"}), "content": "Looking."}]
     chunks = list(client.chat(model="bench/agents:route", tools=[WEATHER], stream=True,
                               messages=[{"role": "user", "content": "Weather in Oslo?"}]))
@@ -57,7 +58,7 @@ def test_streamed_tool_call_and_bench(base: str, client: ollama.Client, fake: Fa
     assert [(t.function.name, t.function.arguments) for t in calls] == [("get_weather", {"city": "Oslo"})]
     assert chunks[-1].done and not any(c.done for c in chunks[:-1])
 
-    raw = httpx.post(base + "/api/chat", timeout=30, json={
+    raw = http.post(base + "/api/chat", timeout=30, json={
         "model": "bench/agents:route", "messages": [{"role": "user", "content": "and now?"}]})
     lines = [json.loads(line) for line in raw.text.splitlines()]
     assert raw.headers["content-type"].startswith("application/x-ndjson") and "" not in raw.text.split("\n")[:-1]

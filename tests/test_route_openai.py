@@ -11,8 +11,10 @@ import openai
 import pytest
 
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import ledger, routes
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import query, route_server, said, seed_members, tool_call
+from tests.kits.loopback import Loopback
+from tests.kits.route import read, route_server, said, seed_members, tool_call
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -21,16 +23,16 @@ MARKER = "zebra-umbrella-7731"
 
 
 @pytest.fixture
-def base(settings: Settings, home: Path, upstream: str):
+def base(settings: Settings, home: Path, upstream: str, net: Loopback):
     seed_members(home, upstream, {"alpha": "alpha", "beta": "beta"}, {"agents": ["alpha", "beta"]},
                  max_output=4096, context_window=100_000)
-    with route_server(settings) as url:
+    with route_server(net, settings) as url:
         yield url
 
 
 @pytest.fixture
-def oa(base: str):
-    with openai.OpenAI(base_url=base + "/v1", api_key="anything", max_retries=0) as client:
+def oa(base: str, net: Loopback):
+    with openai.OpenAI(http_client=net.client2(), base_url=base + "/v1", api_key="anything", max_retries=0) as client:
         yield client
 
 
@@ -71,12 +73,12 @@ def test_tool_loop_whole_passes_everything_through(oa: openai.OpenAI, fake: Fake
     tool_message = fake.calls[-1].body["messages"][-1]
     assert tool_message == {"role": "tool", "tool_call_id": "call_w1", "content": "21C and sunny"}
 
-    turns = query(home, "SELECT * FROM route_turns WHERE conversation = ? ORDER BY turn", (conversation,))
+    turns = read(home, routes.turns_of, conversation)
     assert [(t["turn"], t["alias"], t["status"], t["tool_calls"], t["finish"]) for t in turns] == [
         (1, "alpha", "ok", 1, "tool_calls"), (2, "alpha", "ok", 0, "stop")]
     assert all(t["tokens_in"] > 0 and t["first_token_s"] is not None for t in turns)
-    assert query(home, "SELECT alias, collection FROM route_calls") == [{"alias": "alpha", "collection": "bench/agents"}]
-    assert query(home, "SELECT purpose, caller FROM usage") == [{"purpose": "route", "caller": "route"}] * 2
+    assert [(c.alias, c.collection) for c in read(home, routes.member_calls)] == [("alpha", "bench/agents")]
+    assert [(r.purpose, r.caller) for r in read(home, ledger.in_order)] == [("route", "route")] * 2
 
 
 def test_the_prompt_is_never_stored(oa: openai.OpenAI, home: Path) -> None:
@@ -113,16 +115,16 @@ def test_tool_loop_streamed(oa: openai.OpenAI, fake: FakeUpstream) -> None:
     assert final.choices[0].message.content == "Oslo: 3C, snow."
 
 
-def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str) -> None:
-    seed_members(home, upstream, {"plain": "plain"}, {"notools": ["plain"]}, tools=None)
+def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str, net: Loopback, http: httpx.Client) -> None:
+    seed_members(home, upstream, {"plain": "plain"}, {"notools": ["plain"]}, tools=False)
     seed_members(home, upstream, {"tiny": "tiny"}, {"small": ["tiny"]}, context_window=50, endpoint="fake2")
     seed_members(home, upstream, {}, {"empty": []}, endpoint="fake3")
-    with route_server(settings) as url:
+    with route_server(net, settings) as url:
         def ask(model: str, tools: bool = True, text: str = "hi") -> httpx.Response:
             body = {"model": model, "messages": [{"role": "user", "content": text}]}
             if tools:
                 body["tools"] = [WEATHER]
-            return httpx.post(url + "/v1/chat/completions", json=body, timeout=10)
+            return http.post(url + "/v1/chat/completions", json=body, timeout=10)
 
         no_tools = ask("bench/notools:route")
         assert no_tools.status_code == 400 and no_tools.json()["error"]["type"] == "bench_gateway"
@@ -134,11 +136,11 @@ def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str)
         assert nobody.status_code == 503 and nobody.json()["error"]["code"] == 503
 
 
-def test_a_verdict_on_a_route_call(base: str, oa: openai.OpenAI) -> None:
+def test_a_verdict_on_a_route_call(base: str, oa: openai.OpenAI, http: httpx.Client) -> None:
     reply = oa.chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
     call = reply.model_extra["bench"]["call"]
-    verdict = httpx.post(base + "/bench/verdict", json={"call": call, "useful": True, "note": "fixed it"}, timeout=10)
+    verdict = http.post(base + "/bench/verdict", json={"call": call, "useful": True, "note": "fixed it"}, timeout=10)
     assert verdict.status_code == 200 and verdict.json()["recorded"]["call"] == call
-    record = httpx.get(base + "/bench/record", params={"collection": "bench/agents"}, timeout=10).json()
+    record = http.get(base + "/bench/record", params={"collection": "bench/agents"}, timeout=10).json()
     alias = reply.model_extra["bench"]["alias"]
     assert record["aliases"][alias]["useful"] == 1, "route verdicts count in the collection's record"

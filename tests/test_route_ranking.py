@@ -51,12 +51,14 @@ async def test_members_left_out_and_why(db: Database) -> None:
     await add(db, "adhoc", ad_hoc=True)
     await add(db, "eyes", role="vision", vision=True)
     await add(db, "claude", endpoint="native")
-    await add(db, "notools", tools=None)
+    await add(db, "notools", tools=False)
+    await add(db, "unsure", tools=None)
     await add(db, "blind", vision=None)
     await add(db, "small", context_window=10)
-    members = ("good", "old", "adhoc", "eyes", "claude", "notools", "blind", "small", "ghost")
+    members = ("good", "old", "adhoc", "eyes", "claude", "notools", "unsure", "blind", "small", "ghost")
     line = await ranking.lineup(db, Collection("c", members), ask())
-    assert [m.alias for m in line.eligible] == ["good", "blind"]
+    assert [m.alias for m in line.eligible] == ["good", "unsure", "blind"]
+    assert line.later == {"unsure"}  # unknown is not "cannot": it takes the turn after the known ones
     why = {s["alias"]: s["why"] for s in line.skipped}
     assert why["old"].startswith("retired") and why["adhoc"].startswith("ad hoc")
     assert "no images" in why["eyes"] and "anthropic" in why["claude"] and "tools" in why["notools"]

@@ -11,7 +11,8 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_route_kit import route_server, said, seed_members, tool_call
+from tests.kits.loopback import Loopback
+from tests.kits.route import route_server, said, seed_members, tool_call
 
 SHELL = {"type": "function", "name": "shell", "description": "Run a command",
          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}
@@ -21,9 +22,9 @@ PATCH = "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Pat
 
 
 @pytest.fixture
-def oa(settings: Settings, home: Path, upstream: str):
+def oa(settings: Settings, home: Path, upstream: str, net: Loopback):
     seed_members(home, upstream, {"alpha": "alpha"}, {"codex": ["alpha"]})
-    with route_server(settings) as base, openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0) as client:
+    with route_server(net, settings) as base, openai.OpenAI(http_client=net.client2(), base_url=base + "/v1", api_key="x", max_retries=0) as client:
         yield client
 
 

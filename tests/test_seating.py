@@ -9,7 +9,7 @@ import pytest
 from benchwarmers_mcp.engine.seating import seat_panel
 from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, TooLarge
 from benchwarmers_mcp.messages import Ask, Image, Message, Text, user
-from benchwarmers_mcp.store import Database, endpoints, models
+from benchwarmers_mcp.store import Database, changes, endpoints, models
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord, family_of
@@ -55,7 +55,7 @@ async def test_explorers_least_recently_used_by_exact_time_never_same_family(db)
     await add(db, "fresh", "d/fresh")
     now = time.time()
     for alias, used in (("old", now - 5), ("older", now - 10), ("fresh", now - 1)):
-        await db.write("UPDATE models SET last_used = ? WHERE alias = ?", (used, alias))
+        await models.set_last_used(db, alias, used)
     seating = await seat_panel(db, Collection("c", ("member",)), text_ask(), GatewaySettings(5, 2))
     explorers = [s.alias for s in seating.seats if s.label != "member"]
     # never used first, then the oldest use; 'same-family' shares the member's family, and only one
@@ -116,6 +116,6 @@ async def test_every_edit_lands_in_the_change_log(db):
     await add(db, "logged")
     await models.retire(db, "logged", "test")
     await endpoints.remove(db, "e")
-    rows = await db.fetchall("SELECT what, subject FROM changes ORDER BY id")
-    assert [(r["what"], r["subject"]) for r in rows] == [
+    rows = await changes.history(db)
+    assert [(r.what, r.subject) for r in rows] == [
         ("endpoint.save", "e"), ("model.register", "logged"), ("model.retire", "logged"), ("endpoint.remove", "e")]

@@ -9,7 +9,7 @@ import pytest
 
 from benchwarmers_mcp.access import admin_token as auth
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import ADMIN_TOKEN, app_client
+from tests.kits.security import ADMIN_TOKEN, app_client
 
 pytestmark = pytest.mark.anyio
 BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}

@@ -11,7 +11,6 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -20,8 +19,8 @@ from starlette.routing import Route
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
-from tests.security_kit import ADMIN_TOKEN
-from tests.seed import seed_async
+from tests.kits.security import ADMIN_TOKEN
+from tests.kits.seed import seed_async
 
 PRINTABLE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
 SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.:%", min_size=1, max_size=16)
@@ -153,12 +152,10 @@ def drive(settings: Settings, key_body: dict, examples: int) -> None:
             portal.call(client.aclose)
 
 
-@pytest.mark.e2e
 def test_random_requests_on_an_open_loopback_server_never_get_a_500(settings: Settings) -> None:
     drive(settings, {"name": "fuzz"}, examples=400)
 
 
-@pytest.mark.e2e
 def test_random_requests_on_a_locked_server_never_get_a_500(settings: Settings) -> None:
     locked = replace(settings, admin_token=ADMIN_TOKEN, allowed_origins=("https://app.example",), max_body=4096)
     drive(locked, {"name": "fuzz", "rpm": 10_000, "collections": ["core"]}, examples=400)

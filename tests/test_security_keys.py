@@ -4,6 +4,7 @@ once, and written on every call. Real clients (openai, anthropic, google-genai) 
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import anthropic
@@ -14,9 +15,11 @@ from google import genai
 from google.genai import errors as genai_errors
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
-from tests.security_kit import app_client, bearer
-from tests.seed import seed, seed_async
+from benchwarmers_mcp.store import Database, calls, verdicts
+from benchwarmers_mcp.store import keys as key_store
+from tests.kits.loopback import Loopback
+from tests.kits.security import app_client, bearer
+from tests.kits.seed import seed, seed_async
 
 pytestmark = pytest.mark.anyio
 KEY_RE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
@@ -56,9 +59,10 @@ async def test_a_key_is_shown_once_and_only_its_hash_is_kept(settings: Settings,
         await client.get("/v1/models", headers=bearer(made["key"]))
         assert (await client.get("/api/gateway-keys")).json()["keys"][0]["last_used"] is not None
     async with Database(settings.db_path) as db:
-        row = await db.fetchone("SELECT * FROM gateway_keys WHERE name = 'ci'")
-    assert made["key"] not in [str(v) for v in dict(row).values()]
-    assert len(row["sha256"]) == 64
+        row = await key_store.find(db, "ci")
+    assert row is not None
+    assert made["key"] not in [str(v) for v in asdict(row).values()]
+    assert len(row.sha256) == 64
 
 
 async def test_bad_key_requests_are_400(settings: Settings, home: Path) -> None:
@@ -132,24 +136,24 @@ async def test_the_key_name_is_written_on_every_call(settings: Settings, home: P
         v = await client.post("/bench/verdict", json={"call": call, "useful": True}, headers=bearer(key))
         assert v.status_code == 200, v.text
     async with Database(settings.db_path) as db:
-        assert await db.fetchval("SELECT key_name FROM panels") == "writer"
-        assert await db.fetchval("SELECT key_name FROM verdicts") == "writer"
+        assert (await calls.panels(db))[0].key_name == "writer"
+        assert (await verdicts.log(db))[0].key_name == "writer"
 
 
 @pytest.fixture
-def scoped(home: Path, gateway: str) -> tuple[str, str]:
+def scoped(home: Path, gateway: str, http: httpx.Client) -> tuple[str, str]:
     """(a key scoped to bench/core, a key for everything), made over the real server's admin API."""
     seed(home, base_url=None, api="simulated", endpoint="simulated",
          served={"sage": "simulated/sage", "quill": "simulated/quill"},
          collections={"core": ["sage"], "other": ["quill"]})
-    made = [httpx.post(gateway + "/api/gateway-key", json=body).json()["key"]
+    made = [http.post(gateway + "/api/gateway-key", json=body).json()["key"]
             for body in ({"name": "core-only", "collections": ["core"]}, {"name": "all"})]
     return made[0], made[1]
 
 
-def test_a_scoped_key_is_refused_elsewhere_and_sees_only_its_own(gateway: str, scoped: tuple[str, str]) -> None:
+def test_a_scoped_key_is_refused_elsewhere_and_sees_only_its_own(gateway: str, scoped: tuple[str, str], net: Loopback) -> None:
     core_only, everything = scoped
-    sdk = openai.OpenAI(base_url=gateway + "/v1", api_key=core_only, max_retries=0)
+    sdk = openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key=core_only, max_retries=0)
     assert {m.id.split(":")[0] for m in sdk.models.list()} == {"bench/core"}
     answer = sdk.chat.completions.create(model="bench/core", messages=PROMPT)
     assert answer.choices[0].message.content
@@ -157,19 +161,20 @@ def test_a_scoped_key_is_refused_elsewhere_and_sees_only_its_own(gateway: str, s
         with pytest.raises(openai.PermissionDeniedError) as e:
             sdk.chat.completions.create(model=model, messages=PROMPT)
         assert "bench/core" in e.value.message
-    full = openai.OpenAI(base_url=gateway + "/v1", api_key=everything, max_retries=0)
+    full = openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key=everything, max_retries=0)
     assert {m.id.split(":")[0] for m in full.models.list()} == {"bench/core", "bench/other"}
     with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=gateway + "/v1", api_key="bwk_" + "B" * 43, max_retries=0).models.list()
+        openai.OpenAI(http_client=net.client2(), base_url=gateway + "/v1", api_key="bwk_" + "B" * 43, max_retries=0).models.list()
 
 
-def test_every_sdk_sends_the_key_where_the_guard_reads_it(gateway: str, scoped: tuple[str, str]) -> None:
+def test_every_sdk_sends_the_key_where_the_guard_reads_it(gateway: str, scoped: tuple[str, str], net: Loopback) -> None:
     stranger = "bwk_" + "C" * 43
-    an = anthropic.Anthropic(base_url=gateway, api_key=stranger, max_retries=0)
+    an = anthropic.Anthropic(http_client=net.client2(), base_url=gateway, api_key=stranger, max_retries=0)
     with pytest.raises(anthropic.AuthenticationError) as e:
         an.messages.create(model="bench/core", max_tokens=50, messages=PROMPT)
     assert "unknown gateway key" in str(e.value) and stranger not in str(e.value)
-    gm = genai.Client(api_key=stranger, http_options={"base_url": gateway, "timeout": 20_000})
+    gm = genai.Client(api_key=stranger, http_options={"base_url": gateway, "timeout": 20_000,
+                                                      "httpx_client": net.client2()})
     with pytest.raises(genai_errors.ClientError) as g:
         gm.models.generate_content(model="core", contents="hi")
     assert g.value.code == 401 and stranger not in str(g.value)

@@ -21,4 +21,4 @@ async def test_a_taken_panel_id_is_drawn_again(tmp_path, monkeypatch):
                              "y", [])
         assert await calls.create_panel(db, second) == "p20261130-101010-0001"
         assert second.id == "p20261130-101010-0001"
-        assert await db.fetchval("SELECT COUNT(*) FROM panels") == 2
+        assert len(await calls.panels(db)) == 2

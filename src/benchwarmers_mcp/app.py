@@ -1,7 +1,11 @@
-"""The application: one route table, one lifespan that opens everything the engine needs."""
+"""The application: the route table (``routes.py``) mounted behind the guard, and one lifespan that
+opens everything the engine needs and starts the background workers (unfinished suite runs, the
+scheduler, the onboarding queue)."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -9,33 +13,30 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import httpx
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from benchwarmers_mcp import __version__
+from benchwarmers_mcp import __version__, routes
 from benchwarmers_mcp.access.guard import Guard
-from benchwarmers_mcp.admin import api as admin_api
-from benchwarmers_mcp.admin import health as admin_health
-from benchwarmers_mcp.admin import limits as admin_limits
-from benchwarmers_mcp.admin import models as admin_models
-from benchwarmers_mcp.admin.access import install as install_security
-from benchwarmers_mcp.admin.access import routes as security_routes
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.access.policy import startup_problems
+from benchwarmers_mcp.clock import Clock, SystemClock
+from benchwarmers_mcp.context import Context, RouteTuning
 from benchwarmers_mcp.errors import BenchError, NotFound
-from benchwarmers_mcp.gateway import bench_routes, dialect_routes, openai_chat
 from benchwarmers_mcp.gateway.shapes import render_error_for
-from benchwarmers_mcp.health.clock import Clock, SystemClock
 from benchwarmers_mcp.health.onboarding import Onboarding
+from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
-from benchwarmers_mcp.upstream.pacing import resting_now
 
 log = logging.getLogger("benchwarmers")
 
@@ -44,61 +45,85 @@ async def health(request: Request) -> Response:
     return JSONResponse({"ok": True, "version": __version__})
 
 
-def routes() -> list[BaseRoute]:
-    """The one route table. Each face contributes its routes here."""
-    table: list[BaseRoute] = [
-        Route("/health", health, methods=["GET"]),
-        Route("/v1/chat/completions", openai_chat.chat_completions, methods=["POST"]),
-        Route("/chat/completions", openai_chat.chat_completions, methods=["POST"]),
-        Route("/bench/verdict", bench_routes.post_verdict, methods=["POST"]),
-        Route("/bench/pending", bench_routes.post_pending, methods=["POST"]),
-        Route("/bench/record", bench_routes.get_record, methods=["GET"]),
-        *dialect_routes.routes(),
-        *security_routes(),
-        *admin_api.routes(),
-        *mcp_server.routes(),
-        *admin_limits.routes(),
-        *admin_health.routes(),
-    ]
-    return table
+class Endpoint:
+    """One table entry's handler, imported on the route's first request. A gateway or admin route
+    answers only a request the guard let through with the caller's Access: without the guard in
+    front, nothing but the open routes answers (closed by default)."""
+
+    def __init__(self, entry: routes.Entry) -> None:
+        self.entry = entry
+        self._app: ASGIApp | None = None
+
+    def load(self) -> ASGIApp:
+        """The handler as an ASGI app (a request handler function is wrapped as Starlette does)."""
+        if self._app is None:
+            module, _, name = self.entry.handler.partition(":")
+            target = getattr(importlib.import_module(module), name)
+            self._app = request_response(target) if inspect.isfunction(target) else target
+        return self._app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.entry.access != "open":
+            try:
+                access_of(HTTPConnection(scope))
+            except BenchError as e:
+                log.error("%s %s reached its route without the guard's access check", scope["method"],
+                          scope["path"])
+                await render_error_for(scope["path"], e, Headers(scope=scope))(scope, receive, send)
+                return
+        await self.load()(scope, receive, send)
 
 
-def make_client(settings: Settings) -> httpx.AsyncClient:
-    """The one shared outbound client. It never follows a redirect, so a key never reaches another host."""
+def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
+    """The table as Starlette routes, in its order: the only routes the app has."""
+    return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
+
+
+def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """The one shared outbound client. It never follows a redirect, so a key never reaches another host.
+    ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it."""
     return httpx.AsyncClient(
+        transport=transport,
         follow_redirects=False,
         timeout=httpx.Timeout(settings.seat_timeout, connect=settings.upstream_connect_timeout),
         limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
     )
 
 
-def start_health(app: Starlette, ctx: Context, clock: Clock) -> None:
-    """The scheduler (off until switched on: it only reads its setting) and the onboarding worker
-    (which resumes a queue left by a restart), in the background task group."""
-    ctx.extras["clock"] = clock
-    app.state.scheduler = Scheduler(ctx, clock)
-    app.state.onboarding = Onboarding(ctx, clock, admin_models.register_fields)
-    ctx.tg.start_soon(app.state.scheduler.run_forever)
-    ctx.tg.start_soon(app.state.onboarding.run_forever)
+def start_workers(ctx: Context) -> None:
+    """The scheduler (off until switched on: each tick only reads its setting) and the onboarding
+    worker (which resumes a queue a restart left), in the background task group, as typed fields
+    of the context (``ctx.scheduler``, ``ctx.onboarding``) for the admin API to reach."""
+    scheduler = Scheduler(ctx, tick=ctx.settings.scheduler_tick)
+    onboarding = Onboarding(ctx)
+    ctx.scheduler, ctx.onboarding = scheduler, onboarding
+    ctx.tg.start_soon(scheduler.run_forever)
+    ctx.tg.start_soon(onboarding.run_forever)
 
 
-def create_app(settings: Settings, *, clock: Clock | None = None) -> Starlette:
-    """``clock``: the scheduler's and the health jobs' (tests pass one they move by hand)."""
+def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
+               upstream_transport: httpx.AsyncBaseTransport | None = None, clock: Clock | None = None) -> Starlette:
+    """The app. Test seams: ``route_tuning`` replaces route mode's timings from Settings (tests fix
+    its odds); ``upstream_transport`` replaces the network for every upstream call; ``clock`` the
+    wall clock of the health jobs, the scheduler and the onboarding queue (a test moves it by hand)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        problems = startup_problems(settings)
+        if problems:
+            raise RuntimeError("refusing to start: " + "; ".join(problems))
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
             db = await stack.enter_async_context(Database(settings.db_path))
-            http = await stack.enter_async_context(make_client(settings))
+            http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             tg = await stack.enter_async_context(anyio.create_task_group())
-            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
+            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning,
+                          clock=clock or SystemClock())
             app.state.ctx = ctx
-            install_security(ctx)
-            ctx.extras["resting"] = resting_now(db)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
-            start_health(app, ctx, clock or SystemClock())
+            await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
+            start_workers(ctx)
             try:
                 yield
             finally:
@@ -107,11 +132,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> Starlette:
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
-            error: BenchError = NotFound(
-                f"no route {request.method} {request.url.path}; routes: /v1/chat/completions, /v1/completions, "
-                "/v1/responses, /v1/messages, /v1/models, /v1beta/models/<collection>:generateContent, "
-                "/api/chat, /api/generate, /api/tags, /bench/verdict, /bench/pending, /bench/record, /bench/quotas, "
-                "/mcp, /api/status (admin) and /health")
+            error: BenchError = NotFound(f"no route {request.method} {request.url.path}; routes: {routes.listing()}")
         else:
             error = BenchError(exc.detail or "request refused")
             error.status = exc.status_code
@@ -122,5 +143,5 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> Starlette:
 
     # the guard is outermost: every request, every route, before anything else reads it
     middleware = [Middleware(Guard, settings=settings, render_error=render_error_for)]
-    return Starlette(routes=routes(), lifespan=lifespan, middleware=middleware,
+    return Starlette(routes=mount(), lifespan=lifespan, middleware=middleware,
                      exception_handlers={HTTPException: http_error})

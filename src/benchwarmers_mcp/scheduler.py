@@ -26,9 +26,9 @@ from typing import Any
 
 import anyio
 
+from benchwarmers_mcp.clock import Clock, local
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.health.clock import Clock, local
 from benchwarmers_mcp.store import scheduler as store
 from benchwarmers_mcp.store.scheduler import Claim
 from benchwarmers_mcp.upstream.quota import iso
@@ -162,7 +162,7 @@ async def config(ctx: Context) -> Config:
     return Config.of(await store.settings(ctx.db))
 
 
-async def change(ctx: Context, clock: Clock, jobs: dict[str, Job], *, mode: str | None = None,
+async def change(ctx: Context, jobs: dict[str, Job], *, mode: str | None = None,
                  off: list[str] | None = None, on: list[str] | None = None,
                  times: dict[str, str | None] | None = None) -> Config:
     """Change the setting: the mode, jobs off or back on, a job's times (None: its default)."""
@@ -185,7 +185,7 @@ async def change(ctx: Context, clock: Clock, jobs: dict[str, Job], *, mode: str 
     new_mode = mode or current.mode
     since = current.since
     if new_mode != "off" and (current.mode == "off" or since is None):
-        since = clock.now()
+        since = ctx.clock.now()
     new = Config(new_mode, tuple(sorted(switched)), new_times, since)
     await store.save_settings(ctx.db, new.as_dict())
     return new
@@ -194,10 +194,10 @@ async def change(ctx: Context, clock: Clock, jobs: dict[str, Job], *, mode: str 
 class Scheduler:
     """One per process; only the lease holder starts scheduled runs."""
 
-    def __init__(self, ctx: Context, clock: Clock, jobs: dict[str, Job] | None = None, *, tick: float = TICK,
+    def __init__(self, ctx: Context, jobs: dict[str, Job] | None = None, *, tick: float = TICK,
                  max_run: float = MAX_RUN) -> None:
         self.ctx = ctx
-        self.clock = clock
+        self.clock = ctx.clock
         self.jobs = dict(JOBS if jobs is None else jobs)
         self.tick_every = tick
         self.max_run = max_run
@@ -261,13 +261,24 @@ class Scheduler:
         self.ctx.tg.start_soon(self._run, job, claim)
         return claim.run
 
-    async def wait(self, run_id: int, poll: float = 0.2) -> store.Run | None:
+    async def finished(self, run_id: int, poll: float = 0.2) -> store.Run | None:
         """Until a run has finished (real time: a job's calls take real time whatever the clock)."""
         while True:
             found = await store.run(self.ctx.db, run_id)
             if found is None or found.finished is not None:
                 return found
             await anyio.sleep(poll)
+
+    async def wait(self, run_id: int) -> dict[str, Any] | None:
+        """``finished`` as the admin API shows a run."""
+        done = await self.finished(run_id)
+        return run_view(done) if done else None
+
+    async def configure(self, *, mode: str | None = None, off: list[str] | None = None, on: list[str] | None = None,
+                        times: dict[str, str | None] | None = None) -> dict[str, Any]:
+        """Change the setting (``change``); the overview after it."""
+        await change(self.ctx, self.jobs, mode=mode, off=off, on=on, times=times)
+        return await self.overview()
 
     async def _run(self, job: Job, claim: Claim) -> None:
         assert claim.run is not None
@@ -306,11 +317,12 @@ class Scheduler:
             await anyio.sleep(min(self.tick_every, self.stale / 3))
 
     async def overview(self) -> dict[str, Any]:
-        return await overview(self.ctx, self.clock, self.jobs)
+        return await overview(self.ctx, self.jobs)
 
 
-async def overview(ctx: Context, clock: Clock, jobs: dict[str, Job]) -> dict[str, Any]:
+async def overview(ctx: Context, jobs: dict[str, Job]) -> dict[str, Any]:
     """Mode, each job (schedule, on, running, last run, next run) and the latest runs."""
+    clock = ctx.clock
     cfg = await config(ctx)
     states = await store.job_states(ctx.db)
     last = await store.last_runs(ctx.db)

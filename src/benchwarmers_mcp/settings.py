@@ -66,6 +66,11 @@ class Settings:
     route_first_token: float = 90.0  # route mode: no first token in this long fails over
     route_stream_wait: float = 15.0  # route mode: a streamed turn's 200 waits this long for a first piece
     route_turn_timeout: float = 600.0  # route mode: the whole turn
+    catalog_models_dev_url: str = "https://models.dev/api.json"  # catalog refresh feeds ('' leaves one out)
+    catalog_openrouter_url: str = "https://openrouter.ai/api/v1/models"
+    catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
+    catalog_timeout: float = 60.0
+    scheduler_tick: float = 30.0  # how often the scheduler looks at its setting and the clock
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -86,6 +91,11 @@ class Settings:
             seat_timeout=float(env.get("BENCH_SEAT_TIMEOUT") or 420.0),
             route_first_token=float(env.get("BENCH_ROUTE_FIRST_TOKEN") or 90.0),
             route_turn_timeout=float(env.get("BENCH_ROUTE_TURN_TIMEOUT") or 600.0),
+            catalog_models_dev_url=env.get("BENCH_CATALOG_MODELS_DEV_URL", "https://models.dev/api.json").strip(),
+            catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
+                                           "https://openrouter.ai/api/v1/models").strip(),
+            catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
+            scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
             env_keys=keys,
         )
         return replace(settings, **overrides) if overrides else settings

@@ -1,4 +1,4 @@
-"""Gateway keys: making them, judging the one a request sends, scope and the rpm cap.
+"""Gateway keys: making them, judging the one a request sends, its scope (an ``Access``) and the rpm cap.
 
 A key is ``bwk_`` + 32 random bytes (url-safe base64, 43 characters). It may arrive as
 ``Authorization: Bearer``, ``x-api-key``, ``x-goog-api-key`` or, on Gemini routes only, ``?key=``;
@@ -16,11 +16,10 @@ import time
 from urllib.parse import parse_qsl
 
 from starlette.datastructures import Headers
-from starlette.requests import Request
 
 from benchwarmers_mcp.access.admin_token import CHALLENGE
-from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, Forbidden, TooManyRequests, Unauthorized
+from benchwarmers_mcp.context import Access, bare_collection
+from benchwarmers_mcp.errors import BadRequest, TooManyRequests, Unauthorized
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import keys as key_store
@@ -104,18 +103,12 @@ async def judge(db: Database, headers: Headers, query_string: bytes, *, gemini: 
     return key
 
 
-def bare(collection: str) -> str:
-    name = collection.strip()
-    name = name[len("bench/"):] if name.startswith("bench/") else name
-    return name.split(":", 1)[0]
-
-
 async def _scope_names(db: Database, collections: object) -> tuple[str, ...] | None:
     if collections is None:
         return None
     if not isinstance(collections, list) or not collections or not all(isinstance(c, str) for c in collections):
         raise BadRequest("collections must be a non-empty list of collection names (leave it out for all)")
-    names = tuple(dict.fromkeys(bare(c) for c in collections))
+    names = tuple(dict.fromkeys(bare_collection(c) for c in collections))
     known = {c.name for c in await collection_store.list_all(db)}
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -140,26 +133,6 @@ async def create(db: Database, name: object, collections: object = None, rpm: ob
     return key, secret
 
 
-def _key_of(request: Request) -> GatewayKey | None:
-    return getattr(request.state, "gateway_key", None)
-
-
-def check_scope(request: Request, collection: str) -> None:
-    """403 when the caller's key does not cover ``collection``."""
-    key = _key_of(request)
-    if key is None or key.collections is None or bare(collection) in key.collections:
-        return
-    allowed = ", ".join(f"bench/{c}" for c in key.collections)
-    raise Forbidden(f"gateway key {key.name!r} may ask only {allowed}")
-
-
-def scope_of(request: Request) -> set[str] | None:
-    """The collections the caller may see, or None for all."""
-    key = _key_of(request)
-    return None if key is None or key.collections is None else set(key.collections)
-
-
-def install(ctx: Context) -> None:
-    """Hand the gateway faces the scope checks (dispatch and the model lists call them)."""
-    ctx.extras["check_scope"] = check_scope
-    ctx.extras["scope_of"] = scope_of
+def access_for(key: GatewayKey) -> Access:
+    """What a request with this key may do: ask (and see) its collections, or all of them."""
+    return Access(key.name, key.collections)

@@ -6,7 +6,9 @@ In order, for each HTTP request:
 2. a CORS preflight is answered 204 on a gateway route from an allowed origin, else 403;
 3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` is 403
    (unless CORS allows the origin on a gateway route), a non-JSON type 415, a bad length 400/413;
-4. the route class decides the credential: a gateway key, the login cookie or admin token, or none;
+4. the route's access class (``routes.py``) decides the credential: a gateway key, the login cookie
+   or admin token, or none; a request it lets through to a gateway or admin route carries the
+   caller's ``Access`` (``access_of(request)``), which the faces hand the engine;
 5. the access log gets one line, whatever happened.
 
 Each refusal is rendered by the route's own error renderer, so a client reads it in its own shape.
@@ -27,8 +29,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from benchwarmers_mcp.access import admin_token as auth
 from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.access.access_log import AccessLog
-from benchwarmers_mcp.access.policy import Policy, is_gemini, route_class
+from benchwarmers_mcp.access.policy import Policy
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.errors import BadRequest, BenchError, Forbidden, TooLarge, UnsupportedMediaType
+from benchwarmers_mcp.inbound import STATE_KEY
+from benchwarmers_mcp.routes import AccessClass, access_class, takes_query_key
 from benchwarmers_mcp.settings import Settings
 
 log = logging.getLogger("benchwarmers.guard")
@@ -37,8 +42,6 @@ RenderError = Callable[[str, BenchError, Headers], Response]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PLAIN_HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 EXPOSE = "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Call, X-Bench-Overhead-Ms"
-
-
 @dataclass
 class Visit:
     """One request as the access log and the CORS headers see it."""
@@ -109,7 +112,7 @@ class Guard:
         """None to let the request through; a Response to answer it here. Raises BenchError to refuse."""
         headers = Headers(scope=scope)
         path, method = scope["path"], scope["method"]
-        kind = route_class(path)
+        kind = access_class(path)
         hosts = headers.getlist("host")
         if len(hosts) != 1 or not self.policy.host_allowed(hosts[0].strip()):
             raise Forbidden("unknown Host: this server answers only to its own names (127.0.0.1, localhost, "
@@ -126,7 +129,7 @@ class Guard:
         await self.authenticate(scope, headers, kind, visit)
         return None
 
-    def preflight(self, kind: str, visit: Visit, headers: Headers) -> Response:
+    def preflight(self, kind: AccessClass, visit: Visit, headers: Headers) -> Response:
         if kind != "gateway":
             raise Forbidden("no cross-origin requests here: only gateway routes answer a CORS preflight")
         if visit.cors_origin is None:
@@ -162,21 +165,23 @@ class Guard:
         if lengths and int(lengths[0]) > self.policy.max_body:
             raise TooLarge(f"the body is over {self.policy.max_body:,} bytes")
 
-    async def authenticate(self, scope: Scope, headers: Headers, kind: str, visit: Visit) -> None:
+    async def authenticate(self, scope: Scope, headers: Headers, kind: AccessClass, visit: Visit) -> None:
         if kind == "open":
             visit.who = "anyone"
-        elif kind == "admin":
+            return
+        if kind == "admin":
             token = self.policy.admin_token
             visit.who = auth.admin_who(token, headers, time.time()) if token else "local"
+            access = Access.unscoped()
         elif not self.policy.keys_required:
             visit.who = "local"
+            access = Access.unscoped()
         else:
             ctx = getattr(getattr(scope.get("app"), "state", None), "ctx", None)
             if ctx is None:
                 raise BenchError("the server is still starting")
             key = await gateway_keys.judge(ctx.db, headers, scope.get("query_string", b""),
-                                           gemini=is_gemini(scope["path"]))
-            state = scope.setdefault("state", {})
-            state["key_name"] = key.name
-            state["gateway_key"] = key
+                                           gemini=takes_query_key(scope["path"]))
+            access = gateway_keys.access_for(key)
             visit.who = f"key:{key.name}"
+        scope.setdefault("state", {})[STATE_KEY] = access

@@ -1,12 +1,13 @@
-"""Who may call: the policy read from Settings, the route classes, and the start-up refusal.
+"""Who may call: the policy read from Settings, and the start-up refusal.
 
-Authentication is decided by the route, never by what a request carries:
+Authentication is decided by the route, never by what a request carries. The route table
+(``routes.py``) gives each path its access class:
 
-- **gateway** routes (``/v1/…``, ``/v1beta/…``, ``/bench/…``, Ollama's ``/api/`` names, ``/mcp``, and
-  OpenAI's paths without ``/v1``)
-  take gateway keys when keys are required (``BENCHWARMERS_REQUIRE_KEYS`` or an admin token);
-- **admin** routes (everything else: the admin API and the dashboard) take the login cookie or
-  the admin token as Bearer when ``BENCHWARMERS_ADMIN_TOKEN`` is set;
+- **gateway** routes (``/v1/...``, ``/v1beta/...``, ``/bench/...``, Ollama's ``/api/`` names, ``/mcp``,
+  and OpenAI's paths without ``/v1``) take gateway keys when keys are required
+  (``BENCHWARMERS_REQUIRE_KEYS`` or an admin token);
+- **admin** routes (the admin API, the dashboard, and any path no route matches) take the login
+  cookie or the admin token as Bearer when ``BENCHWARMERS_ADMIN_TOKEN`` is set;
 - **open** routes (``/health``, ``/login``, ``/logout``) take nothing.
 
 Every request, whatever its class, passes the Host allow-list and, when it writes, the
@@ -23,36 +24,7 @@ from urllib.parse import urlsplit
 from benchwarmers_mcp.settings import Settings
 
 MIN_TOKEN = 16
-OLLAMA_NAMES = frozenset({"chat", "generate", "show", "tags", "version", "ps"})
-GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/bench/")
-GATEWAY_EXACT = frozenset({"/v1", "/v1beta", "/bench", "/mcp", "/chat/completions", "/completions", "/responses",
-                           "/models"})
-OPEN_EXACT = frozenset({"/health", "/login", "/logout"})
 HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
-
-
-def normal_path(path: str) -> str:
-    """Duplicate and trailing slashes folded, as the router's neighbours see them."""
-    folded = re.sub(r"/{2,}", "/", path or "/")
-    return folded.rstrip("/") or "/"
-
-
-def route_class(path: str) -> str:
-    """``gateway``, ``admin`` or ``open``."""
-    p = normal_path(path)
-    if p in OPEN_EXACT:
-        return "open"
-    if p in GATEWAY_EXACT or p.startswith(GATEWAY_PREFIXES) or p.startswith("/models/"):
-        return "gateway"
-    if p.startswith("/api/") and p[len("/api/"):] in OLLAMA_NAMES:
-        return "gateway"
-    return "admin"
-
-
-def is_gemini(path: str) -> bool:
-    """Gemini routes, where ``?key=`` may carry the key: /v1beta/..., and the methods under /v1/models/."""
-    p = normal_path(path)
-    return p == "/v1beta" or p.startswith("/v1beta/") or (p.startswith("/v1/models/") and ":" in p)
 
 
 def is_loopback(bind: str) -> bool:

@@ -13,15 +13,13 @@ import time
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp.access import admin_token as auth
 from benchwarmers_mcp.access import gateway_keys
-from benchwarmers_mcp.access.policy import describe, secure_cookie, startup_problems
+from benchwarmers_mcp.access.policy import describe, secure_cookie
 from benchwarmers_mcp.admin.body import admin, ctx_of
-from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
-from benchwarmers_mcp.gateway.body import read_json
+from benchwarmers_mcp.inbound import read_json
 from benchwarmers_mcp.store import keys as key_store
 
 
@@ -82,22 +80,3 @@ async def logout(request: Request) -> Response:
     response = JSONResponse({"ok": True})
     auth.clear_session(response, secure=secure_cookie(settings))
     return response
-
-
-def routes() -> list[BaseRoute]:
-    return [
-        Route("/api/gateway-key", create_key, methods=["POST"]),
-        Route("/api/gateway-keys", list_keys, methods=["GET"]),
-        Route("/api/gateway-key/remove", remove_key, methods=["POST"]),
-        Route("/api/security", security_view, methods=["GET"]),
-        Route("/login", login, methods=["POST"]),
-        Route("/logout", logout, methods=["POST"]),
-    ]
-
-
-def install(ctx: Context) -> None:
-    """The lifespan hook: refuse an unsafe configuration, then hand the faces the scope checks."""
-    problems = startup_problems(ctx.settings)
-    if problems:
-        raise RuntimeError("refusing to start: " + "; ".join(problems))
-    gateway_keys.install(ctx)

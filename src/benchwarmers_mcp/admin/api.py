@@ -1,6 +1,6 @@
 """The admin API: JSON on the server's own port, under ``/api/``, used by the ``bench`` CLI and
 the dashboard. Each concept has its module (admin_endpoints, admin_models, admin_collections);
-this one holds the status summary and the route table they share.
+this one holds the status summary. Their routes are in the route table (``routes.py``).
 
 Names stay clear of Ollama's routes (``/api/chat``, ``/api/generate``, ``/api/show``, ``/api/tags``,
 ``/api/version``, ``/api/ps``), which the Ollama dialect answers on the same port.
@@ -12,16 +12,14 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.policy import keys_required
-from benchwarmers_mcp.admin import collections as admin_collections
-from benchwarmers_mcp.admin import endpoints as admin_endpoints
-from benchwarmers_mcp.admin import models as admin_models
 from benchwarmers_mcp.admin.body import admin, ctx_of, ok
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import summary as store_summary
 
 
 def server_url(settings: Settings) -> str:
@@ -31,30 +29,10 @@ def server_url(settings: Settings) -> str:
     return f"http://{host}:{settings.port}"
 
 
-COUNTS = {
-    "endpoints": "SELECT COUNT(*) FROM endpoints",
-    "models": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 0",
-    "ad_hoc": "SELECT COUNT(*) FROM models WHERE retired_at IS NULL AND ad_hoc = 1",
-    "retired": "SELECT COUNT(*) FROM models WHERE retired_at IS NOT NULL",
-    "collections": "SELECT COUNT(*) FROM collections",
-    "panels": "SELECT COUNT(*) FROM panels",
-    "calls": "SELECT COUNT(*) FROM seats",
-    "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
-    "owed": "SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty') AND call NOT IN (SELECT call FROM verdicts)",
-}
-
-
-async def counts(ctx: Context) -> dict[str, int]:
-    """Every count in one query (one read, one consistent snapshot), not one round trip each."""
-    row = await ctx.db.fetchone("SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items()))
-    return {name: row[name] for name in COUNTS}
-
-
 async def keyless(ctx: Context) -> list[str]:
     """Endpoints that call out and have no key anywhere (local ones may not need one)."""
-    rows = await ctx.db.fetchall("SELECT name, key_name, kind, api FROM endpoints ORDER BY name")
-    return [r["name"] for r in rows
-            if r["api"] != "simulated" and r["kind"] != "local" and not ctx.keys.has(r["key_name"])]
+    return [e.name for e in await endpoint_store.list_all(ctx.db)
+            if e.api != "simulated" and e.kind != "local" and not ctx.keys.has(e.key_name)]
 
 
 @admin
@@ -68,32 +46,8 @@ async def status(request: Request) -> Response:
         "port": s.port,
         "data_folder": str(s.home),
         "config_folder": str(s.config_dir),
-        "counts": await counts(ctx),
+        "counts": await store_summary.counts(ctx.db),
         "endpoints_without_key": await keyless(ctx),
         "auth": {"admin_token": s.admin_token is not None, "keys_required": keys_required(s)},
     }
     return ok(summary)
-
-
-def routes() -> list[BaseRoute]:
-    """The admin routes, for ``app.routes()``."""
-    e, m, c = admin_endpoints, admin_models, admin_collections
-    return [
-        Route("/api/status", status, methods=["GET"]),
-        Route("/api/endpoints", e.list_endpoints, methods=["GET"]),
-        Route("/api/endpoint", e.save_endpoint, methods=["POST"]),
-        Route("/api/endpoint/key", e.set_key, methods=["POST"]),
-        Route("/api/endpoint/test", e.test_endpoint, methods=["POST"]),
-        Route("/api/endpoint/remove", e.remove_endpoint, methods=["POST"]),
-        Route("/api/candidates", e.candidates, methods=["GET"]),
-        Route("/api/models", m.list_models, methods=["GET"]),
-        Route("/api/model", m.change, methods=["POST"]),
-        Route("/api/model/register", m.register, methods=["POST"]),
-        Route("/api/model/retire", m.retire, methods=["POST"]),
-        Route("/api/model/restore", m.restore, methods=["POST"]),
-        Route("/api/collections", c.list_collections, methods=["GET"]),
-        Route("/api/collection", c.save_collection, methods=["POST"]),
-        Route("/api/collection/remove", c.remove_collection, methods=["POST"]),
-        Route("/api/gateway-settings", c.get_gateway_settings, methods=["GET"]),
-        Route("/api/gateway-settings", c.save_gateway_settings, methods=["POST"]),
-    ]

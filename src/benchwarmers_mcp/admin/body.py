@@ -15,12 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.gateway.body import read_json, validation_message
-from benchwarmers_mcp.gateway.dispatch import context as ctx_of  # noqa: F401 - the admin modules take it from here
-from benchwarmers_mcp.gateway.dispatch import guarded
-from benchwarmers_mcp.gateway.openai_chat import render_error
+from benchwarmers_mcp.inbound import context, guarded, read_json, render_error, validation_message
 
 ADMIN_MAX_BODY = 1_000_000
+ctx_of = context  # the admin modules take the app's context from here
 
 Handler = Callable[[Request], Awaitable[Response]]
 Body = TypeVar("Body", bound=BaseModel)

@@ -12,8 +12,8 @@ from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, found, ok
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import collections as listing
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.gateway import collections_view
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
@@ -57,7 +57,7 @@ async def _refuse_retired(ctx: Context, joining: list[str]) -> None:
 @admin
 async def list_collections(request: Request) -> Response:
     ctx = ctx_of(request)
-    return ok({"collections": await collections_view.entries(ctx.db)})
+    return ok({"collections": await listing.entries(ctx.db)})
 
 
 @admin
@@ -76,7 +76,7 @@ async def save_collection(request: Request) -> Response:
         body.reply if body.reply is not None else old.reply,
         body.merger if body.merger is not None else old.merger)
     saved = await collection_store.save(ctx.db, wanted)
-    [entry] = await collections_view.entries(ctx.db, only={saved.name})
+    [entry] = await listing.entries(ctx.db, only={saved.name})
     return ok({"collection": entry, "created": before is None}, 201 if before is None else 200)
 
 

@@ -1,4 +1,4 @@
-"""Admin routes for endpoints and candidates.
+"""Admin routes for endpoints and candidates (with the catalog's facts; dismissals stick).
 
 An endpoint's API key arrives once, in a POST body, and goes straight to the key store (the keys
 file in the config folder, mode 0600). The endpoint row keeps only the key's *name*; the value is
@@ -16,14 +16,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.catalog.merge import candidate_facts
+from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, ProviderError
+from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.endpoints import KINDS, Endpoint
 from benchwarmers_mcp.store.models import alias_for
 from benchwarmers_mcp.upstream.keys import env_name
-from benchwarmers_mcp.upstream.listing import served_names
+from benchwarmers_mcp.upstream.listing import listing, served_names
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,31}$"
 SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
@@ -206,29 +209,36 @@ def _suggest(served: str, taken: set[str]) -> str:
 
 @admin
 async def candidates(request: Request) -> Response:
-    """What each endpoint serves, with the alias it is (or would be) registered as."""
+    """What each endpoint serves, with the alias it is (or would be) registered as and what the
+    catalog and the listing say about it; dismissed ones only with ``?dismissed=1``."""
     ctx = ctx_of(request)
     wanted = request.query_params.get("endpoint") or None
     only_new = query_flag(request, "new")
+    show_dismissed = query_flag(request, "dismissed")
     find = (request.query_params.get("find") or "").strip().lower()
     chosen = [await endpoint_store.get(ctx.db, wanted)] if wanted else await endpoint_store.list_all(ctx.db)
     models = await model_store.list_all(ctx.db)
     registered = {(m.endpoint, m.served): m for m in models}
     taken = {m.alias for m in models}
+    catalog = await ensure_current(ctx)
+    dismissed = await catalog_store.dismissed(ctx.db)
     out: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     for endpoint in chosen:
         try:
-            names = await served_names(ctx, endpoint)
+            listed = await listing(ctx, endpoint)
         except ProviderError as e:
             errors.append({"endpoint": endpoint.name, "error": e.message})
             continue
-        for served in names:
+        for served in listed.names:
             model = registered.get((endpoint.name, served))
-            if (only_new and model) or (find and find not in served.lower()):
+            gone = (endpoint.name, served) in dismissed
+            if (only_new and model) or (find and find not in served.lower()) or (gone and not show_dismissed):
                 continue
-            out.append({"endpoint": endpoint.name, "served": served, "alias": model.alias if model else None,
-                        "status": _status(model), "suggested": None if model else _suggest(served, taken)})
+            out.append({"endpoint": endpoint.name, "served": served, "key": f"{served}@{endpoint.name}",
+                        "alias": model.alias if model else None, "status": "dismissed" if gone else _status(model),
+                        "suggested": None if model else _suggest(served, taken),
+                        **candidate_facts(catalog, endpoint, served, listed.facts.get(served))})
     return ok({"candidates": out, "errors": errors})
 
 

@@ -6,7 +6,7 @@ this week (``?all=1`` includes dismissed ones); ``POST /api/alerts/dismiss`` ``{
 14-day outcome strip (``?alias=A`` adds its probe history); ``POST /api/probe`` ``{"alias",
 "kind"}`` runs one now; ``POST /api/model/retry`` ``{"alias"}`` is one call, and an answer clears
 the retiring alert; ``POST /api/health/retire-all`` ``{"connection"}`` answers a held connection.
-``routes()`` also mounts the scheduler's and the onboarding queue's routes.
+Each is one entry of ``routes.TABLE`` (access ``admin``); docs/HEALTH.md has every answer's fields.
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from typing import Any
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp.admin import onboarding as admin_onboarding
-from benchwarmers_mcp.admin import scheduler as admin_scheduler
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok, query_flag
+from benchwarmers_mcp.clock import Clock, day_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import NotFound
 from benchwarmers_mcp.health import alerts as health_alerts
 from benchwarmers_mcp.health import retire
-from benchwarmers_mcp.health.clock import Clock, clock_of, day_of
 from benchwarmers_mcp.health.probes import KINDS, Prober
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import health as health_store
@@ -67,7 +64,7 @@ def row_view(r: ProbeRow) -> dict[str, Any]:
 @admin
 async def get_alerts(request: Request) -> Response:
     ctx = ctx_of(request)
-    now = clock_of(ctx).now()
+    now = ctx.clock.now()
     shown = await alert_store.open_alerts(ctx.db, dismissed=query_flag(request, "all"))
     recent = [{"alias": r["alias"], "at": iso(r["at"]), "why": r["why"], "rule": r["rule"],
                "collections": r["collections"],
@@ -84,25 +81,28 @@ async def dismiss_alert(request: Request) -> Response:
     found = await alert_store.find(ctx.db, body.id)
     if found is None or found.cleared_at is not None:
         raise NotFound(f"no open alert {body.id}; bench alerts lists them")
-    changed = await alert_store.dismiss(ctx.db, body.id, clock_of(ctx).now())
+    changed = await alert_store.dismiss(ctx.db, body.id, ctx.clock.now())
     return ok({"dismissed": body.id, "changed": changed})
 
 
 def _strip(rows: list[ProbeRow], clock: Clock, now: float) -> list[dict[str, Any]]:
-    """Calls answered and failed per day, the last 14 days (the Health page's outcome chart)."""
+    """Probe calls answered, failed and not sent (refused by the bench's own pacing) per local day,
+    the last 14 days, oldest first (the Health page's outcome chart)."""
     today = day_of(clock, now)
     days = [today - timedelta(days=n) for n in range(STRIP_DAYS - 1, -1, -1)]
-    answered = dict.fromkeys(days, 0)
-    failed = dict.fromkeys(days, 0)
+    counts = {d: [0, 0, 0] for d in days}
     for r in rows:
-        day = day_of(clock, r.at)
-        if day in answered:
-            answered[day] += r.answered
-            failed[day] += r.n - r.answered
-    return [{"date": d.isoformat(), "answered": answered[d], "failed": failed[d]} for d in days]
+        found = counts.get(day_of(clock, r.at))
+        if found is not None:
+            found[0] += r.answered
+            found[1] += r.n - r.answered - r.refused
+            found[2] += r.refused
+    return [{"date": d.isoformat(), "answered": a, "failed": f, "not_sent": n} for d, (a, f, n) in counts.items()]
 
 
 def _status(m: ModelRecord, life: list[ProbeRow], retiring: set[str]) -> str:
+    """retired, retiring (a rule will retire it unless it answers), ad hoc or untested (never probed),
+    ok or failing (its latest life probe)."""
     if m.retired:
         return "retired"
     if m.alias in retiring:
@@ -112,35 +112,47 @@ def _status(m: ModelRecord, life: list[ProbeRow], retiring: set[str]) -> str:
     return "ok" if life[0].answered else "failing"
 
 
-async def _health(ctx: Context, clock: Clock, models: list[ModelRecord]) -> list[dict[str, Any]]:
+def _speed(latest: dict[tuple[str, str], ProbeRow], alias: str) -> dict[str, Any]:
+    """The latest tiny and large probe's figures (the Health page's speed columns)."""
+    out: dict[str, Any] = {}
+    for prompt in ("tiny", "large"):
+        r = latest.get((alias, prompt))
+        if r is not None:
+            out[prompt] = {"p50_s": r.p50_s, "p95_s": r.p95_s, "chars_per_s": r.chars_per_s,
+                           "tokens_per_s": r.tokens_per_s, "at": iso(r.at)}
+    return out
+
+
+async def _health(ctx: Context, models: list[ModelRecord]) -> list[dict[str, Any]]:
+    clock = ctx.clock
     now = clock.now()
     rows = await health_store.probes(ctx.db, since=now - STRIP_DAYS * 86400.0, limit=100_000)
     latest = await health_store.latest_probes(ctx.db)
     answers = await health_store.last_answers(ctx.db)
-    learned = await health_store.learned(ctx.db)
-    retiring = {a.subject for a in await alert_store.open_alerts(ctx.db, dismissed=True) if a.kind == "retiring"}
+    learned = await health_store.learned_facts(ctx.db, [m.alias for m in models])
+    retiring = {a.subject: a for a in await alert_store.open_alerts(ctx.db, dismissed=True) if a.kind == "retiring"}
     out = []
     for m in models:
         mine = [r for r in rows if r.alias == m.alias]
-        life = [r for r in mine if r.kind in LIFE_KINDS]
+        life = [r for r in mine if r.kind in LIFE_KINDS and (r.answered or r.refused < r.n)]
         failed = next((r for r in life if r.failure), None)
-        speed = {p: {k: latest[m.alias, p].__dict__[k] for k in ("p50_s", "p95_s", "chars_per_s", "tokens_per_s")}
-                 | {"at": iso(latest[m.alias, p].at)} for p in ("tiny", "large") if (m.alias, p) in latest}
-        out.append({"alias": m.alias, "endpoint": m.endpoint, "status": _status(m, life, retiring),
+        watch = retiring.get(m.alias)
+        out.append({"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "ad_hoc": m.ad_hoc,
+                    "role": m.role, "status": _status(m, life, set(retiring)),
+                    "retiring": {"retires_at": watch.detail.get("retires_at"), "days": watch.detail.get("days"),
+                                 "why": watch.detail.get("why")} if watch else None,
                     "last_answer": iso(answers.get(m.alias)), "last_probe": row_view(mine[0]) if mine else None,
-                    "latest_failure": row_view(failed) if failed else None, "speed": speed,
-                    "learned": {k: v for k, v in learned.get(m.alias, {}).items() if k != "probe_quirks"},
-                    "days": _strip(mine, clock, now)})
+                    "latest_failure": row_view(failed) if failed else None, "speed": _speed(latest, m.alias),
+                    "learned": learned.get(m.alias, {}), "days": _strip(mine, clock, now)})
     return out
 
 
 @admin
 async def get_health(request: Request) -> Response:
     ctx = ctx_of(request)
-    clock = clock_of(ctx)
     alias = request.query_params.get("alias")
     models = [await model_store.get(ctx.db, alias)] if alias else await model_store.list_all(ctx.db)
-    reply: dict[str, Any] = {"models": await _health(ctx, clock, models), "at": iso(clock.now())}
+    reply: dict[str, Any] = {"models": await _health(ctx, models), "at": iso(ctx.clock.now())}
     if alias:
         reply["history"] = [row_view(r) for r in await health_store.probes(ctx.db, alias=alias, limit=200)]
     return ok(reply)
@@ -153,7 +165,7 @@ async def post_probe(request: Request) -> Response:
     if body.kind not in KINDS:
         raise NotFound(f"no probe kind {body.kind!r}; kinds: {', '.join(KINDS)}")
     model = await model_store.get(ctx.db, body.alias)
-    rows = await Prober(ctx, clock_of(ctx)).probe(model, body.kind)
+    rows = await Prober(ctx).probe(model, body.kind)
     return ok({"alias": model.alias, "kind": body.kind, "probes": [row_view(r) for r in rows],
                "answered": any(r.answered for r in rows)})
 
@@ -165,7 +177,7 @@ async def post_retry(request: Request) -> Response:
     body = await body_as(request, AliasIn, "retry")
     model = await model_store.get(ctx.db, body.alias)
     was = await alert_store.open_of(ctx.db, "retiring", model.alias)
-    [row] = await Prober(ctx, clock_of(ctx)).probe(model, "retry")
+    [row] = await Prober(ctx).probe(model, "retry")
     return ok({"alias": model.alias, "answered": bool(row.answered), "probe": row_view(row),
                "cleared": bool(row.answered and was is not None), "retired": model.retired})
 
@@ -176,19 +188,5 @@ async def post_retire_all(request: Request) -> Response:
     body = await body_as(request, ConnectionIn, "retire all")
     if await alert_store.open_of(ctx.db, "connection_held", body.connection) is None:
         raise NotFound(f"no held connection {body.connection!r}: nothing to retire (bench alerts)")
-    retired = await retire.retire_all(ctx, body.connection, clock_of(ctx))
+    retired = await retire.retire_all(ctx, body.connection)
     return ok({"connection": body.connection, "retired": retired})
-
-
-def routes() -> list[BaseRoute]:
-    """Health, the scheduler and onboarding, for ``app.routes()`` (one line there)."""
-    return [
-        Route("/api/alerts", get_alerts, methods=["GET"]),
-        Route("/api/alerts/dismiss", dismiss_alert, methods=["POST"]),
-        Route("/api/health", get_health, methods=["GET"]),
-        Route("/api/probe", post_probe, methods=["POST"]),
-        Route("/api/model/retry", post_retry, methods=["POST"]),
-        Route("/api/health/retire-all", post_retire_all, methods=["POST"]),
-        *admin_scheduler.routes(),
-        *admin_onboarding.routes(),
-    ]

@@ -20,12 +20,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.gateway.body import read_json, validation_message
-from benchwarmers_mcp.gateway.dispatch import context, guarded
-from benchwarmers_mcp.gateway.openai_chat import render_error
+from benchwarmers_mcp.inbound import context, guarded, read_json, render_error, validation_message
 from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.upstream import pacing as limits
@@ -117,12 +114,3 @@ async def post_resume(request: Request) -> Response:
     scope, subject = await _check_subject(ctx.db, wanted)
     changed = await limit_store.resume(ctx.db, **{scope if scope == "connection" else "alias": subject})
     return JSONResponse({"ok": True, "scope": scope, "subject": subject, "resumed": changed > 0})
-
-
-def routes() -> list[BaseRoute]:
-    return [
-        Route("/bench/quotas", get_quotas, methods=["GET"]),
-        Route("/api/limits", get_limits, methods=["GET"]),
-        Route("/api/limits", post_limits, methods=["POST"]),
-        Route("/api/limits/resume", post_resume, methods=["POST"]),
-    ]

@@ -1,5 +1,9 @@
 """Admin routes for models: register by served name, list with status, change facts, retire, restore.
 
+Every model is shown with its facts and where each came from (``facts``: value, source, detail,
+what it overrides; ``catalog``: the entries matched). What the user sets is one source among the
+catalog, the endpoint's listing and what was learned from the model's errors, and wins over them.
+
 A retired model keeps every seat, verdict and ledger row; restoring it is one call.
 """
 
@@ -7,20 +11,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.catalog import merge
+from benchwarmers_mcp.catalog.registration import register_new
+from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.gateway.body import validation_message
-from benchwarmers_mcp.health.clock import clock_of
+from benchwarmers_mcp.store import calls, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.store import verdicts
-from benchwarmers_mcp.store.models import ModelRecord, family_of
+from benchwarmers_mcp.store.facts import FactRow
+from benchwarmers_mcp.store.models import ModelRecord
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
 Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
@@ -63,19 +70,29 @@ def status_of(m: ModelRecord) -> str:
     return "ad hoc" if m.ad_hoc else "active"
 
 
-def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset()) -> dict:
+def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset(),
+             known: list[FactRow] | None = None) -> dict[str, Any]:
+    """A model as the admin API shows it; ``known``: its fact rows, shown with their sources."""
     counts = counts or {}
-    return {"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
-            "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
-            "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
-            "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
-            "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
+    out: dict[str, Any] = {
+        "alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
+        "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
+        "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
+        "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
+        "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
+    if known is not None:
+        out.update(facts=merge.shown(known), catalog=merge.matched(known))
+    return out
+
+
+async def described(ctx: Context, record: ModelRecord) -> dict[str, Any]:
+    """One model with its facts and their sources (after a change: what the reply shows)."""
+    return describe(record, known=(await fact_store.rows_for(ctx.db, [record.alias]))[record.alias])
 
 
 async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]:
-    rows = await ctx.db.fetchall("SELECT alias, COUNT(*) FROM seats GROUP BY alias")
     out: dict[str, dict[str, int]] = {a: {"calls": 0, "useful": 0, "judged": 0} for a in aliases}
-    for alias, n in rows:
+    for alias, n in (await calls.seat_counts(ctx.db)).items():
         if alias in out:
             out[alias]["calls"] = n
     for alias, (useful, judged) in (await verdicts.useful_counts(ctx.db, aliases)).items():
@@ -92,46 +109,23 @@ async def list_models(request: Request) -> Response:
     everyone = await model_store.list_all(ctx.db, include_retired=not query_flag(request, "active"))
     chosen = [m for m in everyone if (not find or find in m.alias or find in m.served.lower())
               and (not role or m.role == role)]
+    await ensure_current(ctx)
     counts = await _counts(ctx, [m.alias for m in chosen])
     resting = await ctx.resting()
-    return ok({"models": [describe(m, counts[m.alias], resting) for m in chosen]})
-
-
-async def _check_new(ctx: Context, body: RegisterIn) -> None:
-    await endpoint_store.get(ctx.db, body.endpoint)
-    for m in await model_store.list_all(ctx.db):
-        if m.endpoint == body.endpoint and m.served == body.served:
-            if m.retired:
-                raise BadRequest(f"{body.served} on {body.endpoint} was retired as {m.alias!r}; bring it back "
-                                 f"with `bench model restore {m.alias}`")
-            raise BadRequest(f"{body.served} on {body.endpoint} is already on the bench as {m.alias!r}")
-
-
-async def register_model(ctx: Context, body: RegisterIn) -> ModelRecord:
-    """Register a served name on an endpoint: the one registration, for ``POST /api/model/register``
-    and onboarding alike. The alias is derived from the served name unless one is given."""
-    await _check_new(ctx, body)
-    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
-    return await model_store.register(ctx.db, ModelRecord(
-        alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
-        vision=body.vision, tools=body.tools, context_window=body.context_window, max_output=body.max_output))
-
-
-async def register_fields(ctx: Context, fields: dict[str, Any]) -> ModelRecord:
-    """``register_model`` from plain fields (checked as a request body is): for onboarding."""
-    try:
-        body = RegisterIn.model_validate(fields)
-    except ValidationError as e:
-        raise BadRequest(f"invalid registration: {validation_message(e)}") from None
-    return await register_model(ctx, body)
+    known = await fact_store.rows_for(ctx.db, [m.alias for m in chosen])
+    return ok({"models": [describe(m, counts[m.alias], resting, known[m.alias]) for m in chosen]})
 
 
 @admin
 async def register(request: Request) -> Response:
-    """Register a served name on an endpoint; the alias is derived from it unless one is given."""
+    """Register a served name on an endpoint, through the one registration
+    (``catalog.registration.register_new``); the alias is derived from it unless one is given."""
     ctx = ctx_of(request)
     body = await body_as(request, RegisterIn, "registration")
-    return ok({"model": describe(await register_model(ctx, body))}, 201)
+    record = await register_new(ctx, body.served, body.endpoint, alias=body.alias, role=body.role, ad_hoc=body.ad_hoc,
+                                vision=body.vision, tools=body.tools, context_window=body.context_window,
+                                max_output=body.max_output)
+    return ok({"model": await described(ctx, record)}, 201)
 
 
 @admin
@@ -147,7 +141,7 @@ async def change(request: Request) -> Response:
     if not fields:
         raise BadRequest("nothing to change: give role, ad_hoc, vision, tools, context_window or max_output")
     record = await model_store.update(ctx.db, body.alias, **fields)
-    return ok({"model": describe(record), "changed": sorted(fields)})
+    return ok({"model": await described(ctx, record), "changed": sorted(fields)})
 
 
 @admin
@@ -158,7 +152,7 @@ async def retire(request: Request) -> Response:
     current = await model_store.get(ctx.db, body.alias)
     if current.retired:
         raise BadRequest(f"{body.alias} is already retired ({current.retired_why})")
-    record = await model_store.retire(ctx.db, body.alias, body.reason.strip())
+    record = await model_store.retire(ctx.db, body.alias, body.reason.strip(), now=ctx.clock.now())
     return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
 
 
@@ -177,7 +171,7 @@ async def restore_model(ctx: Context, alias: str) -> tuple[ModelRecord, list[str
         raise BadRequest(f"{current.served} on {current.endpoint} is on the bench again as {again[0]!r}; "
                          f"retire that one first to restore {alias}")
     limits = await collection_store.gateway_settings(ctx.db)
-    record = await model_store.restore(ctx.db, alias, max_members=limits.max_calls, now=clock_of(ctx).now())
+    record = await model_store.restore(ctx.db, alias, max_members=limits.max_calls, now=ctx.clock.now())
     last = await model_store.last_retirement(ctx.db, alias)
     return record, list((last or {}).get("restored_to") or [])
 

@@ -3,8 +3,10 @@
 ``GET /api/scheduler``: the mode, each job (schedule, on, available, running, last run, next run),
 who runs them (the lease) and the latest runs. ``POST /api/scheduler``: change the setting
 ``{"mode": "run", "off": ["perf"], "on": [...], "times": {"availability": "04:30"}}`` (a time of
-``null`` puts a job back on its default). ``POST /api/scheduler/run`` ``{"job", "wait"}``: run a job
-now, whatever the mode; ``wait`` answers when it has finished.
+``null`` puts a job back on its default); answers as GET. ``POST /api/scheduler/run`` ``{"job",
+"wait"}``: run a job now, whatever the mode; ``wait`` answers when it has finished. Each is one
+entry of ``routes.TABLE``; the scheduler is the context's (``ctx.scheduler``, started by the
+app's lifespan).
 """
 
 from __future__ import annotations
@@ -12,21 +14,16 @@ from __future__ import annotations
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
-from benchwarmers_mcp import scheduler as sched
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok
+from benchwarmers_mcp.context import Scheduling
 from benchwarmers_mcp.errors import BenchError
-from benchwarmers_mcp.health.clock import clock_of
-from benchwarmers_mcp.scheduler import Scheduler
-
-JobName = str
 
 
 class SchedulerIn(Strict):
     mode: str | None = None
-    off: list[JobName] | None = Field(None, max_length=20)
-    on: list[JobName] | None = Field(None, max_length=20)
+    off: list[str] | None = Field(None, max_length=20)
+    on: list[str] | None = Field(None, max_length=20)
     times: dict[str, str | None] | None = Field(None, max_length=20)
 
 
@@ -35,9 +32,9 @@ class RunIn(Strict):
     wait: bool = False
 
 
-def scheduler_of(request: Request) -> Scheduler:
-    found = getattr(request.app.state, "scheduler", None)
-    if not isinstance(found, Scheduler):
+def scheduler_of(request: Request) -> Scheduling:
+    found = ctx_of(request).scheduler
+    if found is None:
         raise BenchError("the scheduler is not running in this server")
     return found
 
@@ -49,11 +46,8 @@ async def get_scheduler(request: Request) -> Response:
 
 @admin
 async def post_scheduler(request: Request) -> Response:
-    ctx = ctx_of(request)
     body = await body_as(request, SchedulerIn, "scheduler settings")
-    runner = scheduler_of(request)
-    await sched.change(ctx, clock_of(ctx), runner.jobs, mode=body.mode, off=body.off, on=body.on, times=body.times)
-    return ok(await runner.overview())
+    return ok(await scheduler_of(request).configure(mode=body.mode, off=body.off, on=body.on, times=body.times))
 
 
 @admin
@@ -64,12 +58,4 @@ async def post_run(request: Request) -> Response:
     if not body.wait:
         return ok({"job": body.job, "run": run_id, "status": "running"}, 202)
     done = await runner.wait(run_id)
-    return ok({"job": body.job, "run": run_id, **(sched.run_view(done) if done else {})})
-
-
-def routes() -> list[BaseRoute]:
-    return [
-        Route("/api/scheduler", get_scheduler, methods=["GET"]),
-        Route("/api/scheduler", post_scheduler, methods=["POST"]),
-        Route("/api/scheduler/run", post_run, methods=["POST"]),
-    ]
+    return ok({"job": body.job, "run": run_id, **(done or {})})

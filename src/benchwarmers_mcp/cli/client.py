@@ -14,15 +14,20 @@ import argparse
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_health, cmd_models
-from benchwarmers_mcp.cli.remote import DEFAULT_URL, ClientConfig, CliError, Remote
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_health, cmd_models, cmd_suite
+from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
+from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
 Handler = Callable[[argparse.Namespace, Remote], Awaitable[int]]
 RAW = argparse.RawDescriptionHelpFormatter
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # what add_subparsers returns
 
 OVERVIEW = f"""\
 Benchwarmers from a terminal: ask and judge, and run the bench itself. A client of a running
@@ -35,7 +40,7 @@ environment:
   BENCHWARMERS_URL          the server (default {DEFAULT_URL})
   BENCHWARMERS_ADMIN_TOKEN  sent on admin commands, when the server has one
   BENCHWARMERS_KEY          a gateway key, sent by ask, collections, verdict and quotas
-  BENCHWARMERS_TIMEOUT      seconds to wait for an answer (default 900)
+  BENCHWARMERS_TIMEOUT      seconds one exchange may take, a streamed answer included (default 900)
 
 exit codes: 0 done, 1 refused or failed, 2 bad usage, 3 no server at the URL
 """
@@ -48,7 +53,9 @@ examples:
   bench verdict p20260101-120000-ab12.member1 --useful --real "the race in refresh()"
   bench endpoint add openrouter --base https://openrouter.ai/api/v1
   bench candidates --new
+  bench discover --free
   bench model register vendor/model:free --endpoint openrouter
+  bench model facts laguna-s-2.1-free
   bench collection save core --members a,b,c --description "code review"
 
 every command takes --help (with examples), --json and --url.
@@ -70,7 +77,7 @@ class Builder:
         self.common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                                  help="print what the server answered, as JSON")
 
-    def command(self, sub, name: str, handler: Handler | None, summary: str, examples: list[str],
+    def command(self, sub: Subparsers, name: str, handler: Handler | None, summary: str, examples: list[str],
                 aliases: tuple[str, ...] = (), args: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         """``args``: the command's plain positional arguments (an alias, a name), first in its usage."""
         epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
@@ -82,7 +89,8 @@ class Builder:
             parser.set_defaults(handler=handler)
         return parser
 
-    def group(self, sub, name: str, summary: str, examples: list[str], aliases: tuple[str, ...] = ()):
+    def group(self, sub: Subparsers, name: str, summary: str, examples: list[str],
+              aliases: tuple[str, ...] = ()) -> tuple[argparse.ArgumentParser, Subparsers]:
         parser = self.command(sub, name, None, summary, examples, aliases)
         return parser, parser.add_subparsers(dest=f"{name}_command", metavar="<subcommand>", required=True)
 
@@ -90,7 +98,8 @@ class Builder:
 class RefuseKey(argparse.Action):
     """``--key VALUE`` is refused by name: a key on the command line is readable by anyone on the machine."""
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         parser.error("a key is never an argument (others on this machine can read the argument list): leave it "
                      "out to be asked with no echo, or pipe it in with --key-stdin")
 
@@ -115,11 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_models(b, sub)
     add_endpoints(b, sub)
     add_admin(b, sub)
+    cmd_catalog.add_commands(b, sub)
+    cmd_suite.register(b, sub)
     cmd_health.add(b, sub)
     return top
 
 
-def add_everyday(b: Builder, sub) -> None:
+def add_everyday(b: Builder, sub: Subparsers) -> None:
     b.command(sub, "status", cmd_bench.status, "what is running, and where", ["bench status", "bench status --json"])
     b.command(sub, "collections", cmd_bench.collections, "the collections you can ask",
               ["bench collections", "bench collections --url http://otherhost:8122"])
@@ -152,14 +163,19 @@ def add_everyday(b: Builder, sub) -> None:
     verdict.add_argument("--false", action="append", metavar="CLAIM", help="a claim that was false (repeatable)")
 
 
-def add_models(b: Builder, sub) -> None:
+def add_models(b: Builder, sub: Subparsers) -> None:
     models = b.command(sub, "models", cmd_models.models, "the roster, with each model's status", [
         "bench models", "bench models --find mercury", "bench models --all --role code"])
     models.add_argument("--all", action="store_true", help="include retired models")
     models.add_argument("--find", metavar="TEXT", help="only aliases or served names containing TEXT")
     models.add_argument("--role", help="only this role (general, code, light, image, vision, decision)")
     cands = b.command(sub, "candidates", cmd_models.candidates, "what your endpoints serve, and what is not on "
-                      "the bench", ["bench candidates --new", "bench candidates --endpoint openrouter --find free"])
+                      "the bench", ["bench candidates --new", "bench candidates --endpoint openrouter --find free",
+                                    "bench candidates dismiss vendor/model:free@openrouter"])
+    cands.add_argument("action", nargs="?", choices=("dismiss", "undismiss"),
+                       help="dismiss: leave one out from now on (undismiss: bring it back)")
+    cands.add_argument("key", nargs="?", metavar="SERVED@ENDPOINT", help="with dismiss: the candidate")
+    cands.add_argument("--dismissed", action="store_true", help="include the dismissed ones")
     cands.add_argument("--endpoint", help="only this endpoint")
     cands.add_argument("--new", action="store_true", help="only what is not registered yet")
     cands.add_argument("--find", metavar="TEXT", help="only served names containing TEXT")
@@ -183,11 +199,13 @@ def add_models(b: Builder, sub) -> None:
     yes_flag(retire)
     b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
               ["bench model restore mercury"], args=("alias",))
+    b.command(msub, "facts", cmd_models.model_facts, "every fact known about a model, and where each came from",
+              ["bench model facts mercury", "bench model facts mercury --json"], args=("alias",))
     cmd_health.add_retry(b, msub)
     add_model_changes(b, msub)
 
 
-def add_model_changes(b: Builder, msub) -> None:
+def add_model_changes(b: Builder, msub: Subparsers) -> None:
     onoff = ("on", "off", "unknown")
     change = b.command(msub, "set", cmd_models.model_set, "change what is known about a model", [
         "bench model set mercury --role code", "bench model set lark --vision on --tools off",
@@ -208,7 +226,7 @@ def add_model_changes(b: Builder, msub) -> None:
     adhoc.add_argument("ad_hoc", choices=("on", "off"))
 
 
-def add_endpoints(b: Builder, sub) -> None:
+def add_endpoints(b: Builder, sub: Subparsers) -> None:
     b.command(sub, "endpoints", cmd_models.endpoint_list, "the endpoints models are served from",
               ["bench endpoints", "bench endpoints --json"])
     _, esub = b.group(sub, "endpoint", "add, test, re-key or remove an endpoint", [
@@ -243,7 +261,7 @@ def add_endpoints(b: Builder, sub) -> None:
     yes_flag(rm)
 
 
-def add_admin(b: Builder, sub) -> None:
+def add_admin(b: Builder, sub: Subparsers) -> None:
     _, csub = b.group(sub, "collection", "show, save or delete a collection", [
         'bench collection save reviewers --members a,b,c --description "adversarial review"',
         "bench collection save reviewers --add d --remove a", "bench collection delete reviewers"])
@@ -279,7 +297,7 @@ def add_admin(b: Builder, sub) -> None:
     add_keys(b, sub)
 
 
-def add_keys(b: Builder, sub) -> None:
+def add_keys(b: Builder, sub: Subparsers) -> None:
     b.command(sub, "keys", cmd_bench.key_list, "gateway keys: names and hints, never a key", ["bench keys"])
     _, ksub = b.group(sub, "key", "create, list or revoke gateway keys", [
         "bench key create my-app --collections core --rpm 30", "bench key revoke my-app"])
@@ -294,12 +312,14 @@ def add_keys(b: Builder, sub) -> None:
     yes_flag(revoke)
 
 
-async def run(handler: Handler, args: argparse.Namespace, config: ClientConfig) -> int:
-    async with Remote(config) as remote:
+async def run(handler: Handler, args: argparse.Namespace, config: ServerConfig,
+              transport: httpx.AsyncBaseTransport | None = None) -> int:
+    async with Remote(config, transport=transport) as remote:
         return await handler(args, remote)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """``transport`` is a test seam: the commands reach an in-process server through it."""
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -310,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     try:
-        config = ClientConfig.from_env(args.url)
-        return anyio.run(run, args.handler, args, config)
+        config = config_from_env(args.url)
+        return anyio.run(run, args.handler, args, config, transport)
     except CliError as e:
         print(f"{parser.prog}: {e.message}", file=sys.stderr)
         return e.code

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import json
 import mimetypes
 import re
 import sys
@@ -21,6 +20,7 @@ import anyio
 from benchwarmers_mcp.cli.console import Progress, note, read_piped_stdin, server_note, show_json
 from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, dumps, given
 from benchwarmers_mcp.cli.tables import table
+from benchwarmers_mcp.client import PanelUpdate
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
@@ -122,46 +122,26 @@ async def ask(args: argparse.Namespace, remote: Remote) -> int:
 async def stream_answers(remote: Remote, body: dict[str, Any]) -> dict[str, Any]:
     """Write each section to stdout as it arrives; return the final ``bench`` field."""
     progress = Progress(body["model"])
-    bench: dict[str, Any] = {}
-    failure: str | None = None
-    async with remote.stream("/v1/chat/completions", body) as response, anyio.create_task_group() as tg:
+
+    async def show(update: PanelUpdate) -> None:
+        if update.done is not None:
+            progress.seats_done(update.done)
+        if update.text:
+            progress.clear()
+            sys.stdout.write(update.text)
+            sys.stdout.flush()
+
+    failure: CliError | None = None
+    async with anyio.create_task_group() as tg:
         tg.start_soon(progress.run)
-        async for line in response.aiter_lines():
-            event = _event(line)
-            if event is None:
-                continue
-            if "error" in event:
-                error = event["error"]
-                failure = str(error.get("message") if isinstance(error, dict) else error)
-                break
-            text = "".join((c.get("delta") or {}).get("content") or "" for c in event.get("choices") or ())
-            if text:
-                if text.startswith("## "):
-                    progress.seat_finished()
-                progress.clear()
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            if isinstance(event.get("bench"), dict):
-                bench = event["bench"]
+        try:
+            bench = await remote.panel(body, show)
+        except CliError as e:
+            failure = e
         tg.cancel_scope.cancel()
     if failure is not None:
-        raise CliError(f"the panel failed: {failure}")
-    if not bench:
-        raise CliError("the stream ended before the panel did (no bench field); see the server log")
+        raise failure
     return bench
-
-
-def _event(line: str) -> dict[str, Any] | None:
-    if not line.startswith("data:"):
-        return None
-    data = line[len("data:"):].strip()
-    if not data or data == "[DONE]":
-        return None
-    try:
-        event = json.loads(data)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None
 
 
 def seats_table(bench: dict[str, Any]) -> None:

@@ -61,7 +61,7 @@ async def _collection(remote: Remote, name: str) -> dict[str, Any]:
     bare = name.removeprefix("bench/")
     for c in reply["collections"]:
         if c["name"] == bare:
-            return c
+            return dict(c)
     raise CliError(f"no collection named {bare!r}; bench collections lists them")
 
 

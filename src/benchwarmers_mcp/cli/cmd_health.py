@@ -63,7 +63,7 @@ async def alerts(args: argparse.Namespace, remote: Remote) -> int:
     reply = await remote.get("/api/alerts", {"all": "1" if args.all else None})
     if show_json(args, reply):
         return 0
-    rows = [(a["id"], a["kind"], a["subject"], a["message"], (a["actions"] or [{}])[0].get("cli", "-"))
+    rows = [(a["id"], a["kind"], a["subject"], a["message"], (a["actions"] or [{}])[0].get("cli") or "-")
             for a in reply["alerts"]]
     table(("id", "kind", "subject", "what happened", "to do"), rows)
     recent = [(r["alias"], when(r["at"]), r["why"], f"bench model restore {r['alias']}")

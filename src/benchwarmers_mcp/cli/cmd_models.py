@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from benchwarmers_mcp.cli import cmd_catalog
 from benchwarmers_mcp.cli.console import confirm, note, read_key, server_note, show_json
 from benchwarmers_mcp.cli.remote import CliError, Remote, UsageError, given, present
 from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
@@ -82,12 +83,18 @@ async def endpoint_remove(args: argparse.Namespace, remote: Remote) -> int:
 # ---- candidates and models -------------------------------------------------------------------
 
 async def candidates(args: argparse.Namespace, remote: Remote) -> int:
+    if args.action:
+        return await cmd_catalog.candidates_dismiss(args, remote)
     reply = await remote.get("/api/candidates", {"endpoint": args.endpoint, "new": "1" if args.new else None,
-                                                  "find": args.find})
+                                                  "find": args.find, "dismissed": "1" if args.dismissed else None})
     if show_json(args, reply):
         return 0
-    rows = [(c["endpoint"], c["served"], c["status"], c["alias"] or c["suggested"]) for c in reply["candidates"]]
-    table(("endpoint", "served name", "status", "alias"), rows)
+    rows = [(c["endpoint"], c["served"], c["status"], c["alias"] or c["suggested"],
+             cmd_catalog.price({"free": c.get("free"), **c.get("facts", {})}),
+             cmd_catalog.tokens(c.get("facts", {}).get("context_window")),
+             cmd_catalog.flag(c.get("facts", {}).get("tools")), cmd_catalog.flag(c.get("facts", {}).get("vision")))
+            for c in reply["candidates"]]
+    table(("endpoint", "served name", "status", "alias", "price in/out", "context", "tools", "vision"), rows)
     for failure in reply.get("errors") or ():
         note(f"{failure['endpoint']}: {failure['error']}")
     if reply.get("errors") and not rows:
@@ -95,7 +102,8 @@ async def candidates(args: argparse.Namespace, remote: Remote) -> int:
     if not rows:
         note("nothing new served" if args.new else "no endpoint serves anything yet")
     elif any(c["status"] == "new" for c in reply["candidates"]):
-        note("register one: bench model register <served name> --endpoint <endpoint> [--alias A]")
+        note("onboard one (checked, registered, probed): bench onboard <served name>@<endpoint> [--quick]; "
+             "or at once: bench model register <served name> --endpoint <endpoint>")
     return 0
 
 
@@ -123,6 +131,49 @@ async def model_register(args: argparse.Namespace, remote: Remote) -> int:
     m = reply["model"]
     print(f"registered {m['alias']} ({m['served']} on {m['endpoint']}, {m['status']})")
     note(f"add it to a collection: bench collection save <name> --add {m['alias']}")
+    return 0
+
+
+FACT_NAMES = {"context_window": "context window", "max_output": "output limit", "tools": "tools",
+              "vision": "vision", "input_modalities": "takes", "output_modalities": "gives", "reasoning": "reasoning",
+              "structured_output": "structured output", "price_in": "price in ($/M)", "price_out": "price out ($/M)",
+              "knowledge": "knowledge cut-off", "released": "released", "open_weights": "open weights",
+              "free_limits": "free tier"}
+
+
+def _fact_value(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return yes_no_unknown(value)
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in value.items())
+    if isinstance(value, float):
+        return cmd_catalog.number(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+async def model_facts(args: argparse.Namespace, remote: Remote) -> int:
+    reply = await remote.get("/api/model/facts", {"alias": args.alias})
+    if show_json(args, reply):
+        return 0
+    where = f" (served by {reply['provider']})" if reply.get("provider") else ""
+    print(f"{reply['alias']}: {reply['served']} on {reply['endpoint']}{where}")
+    rows = []
+    for fact, item in reply["facts"].items():
+        why = item.get("evidence") or item.get("detail") or ""
+        rows.append((FACT_NAMES.get(fact, fact), _fact_value(item["value"]), item["from"], why))
+    table(("fact", "value", "source", "from"), rows)
+    if not rows:
+        note("nothing is known about it yet: the catalog has no entry for its served name; "
+             "bench model set <alias> --context N --tools on|off tells it")
+    matched = [f"{k}: {v}" for k, v in (reply.get("catalog") or {}).items() if v]
+    if matched:
+        note("catalog entries matched: " + "; ".join(matched))
+    overridden = [f"{FACT_NAMES.get(f, f)} {_fact_value(o['value'])} ({o['source']})"
+                  for f, item in reply["facts"].items() for o in item.get("overrides", [])]
+    if overridden:
+        note("overridden: " + "; ".join(overridden))
     return 0
 
 

@@ -35,7 +35,7 @@ def show_json(args: argparse.Namespace, reply: Any) -> bool:
     """With ``--json``, the server's reply as it came, and the command has nothing more to print."""
     if args.json:
         print(dumps(reply))
-    return args.json
+    return bool(args.json)
 
 
 def stdin_is_terminal() -> bool:
@@ -63,7 +63,7 @@ def _ask_line(prompt: str) -> str:
 async def read_key(endpoint: str, *, from_stdin: bool, skip: bool) -> str | None:
     """An API key from stdin (``--key-stdin``) or a hidden prompt; never from an argument."""
     if from_stdin:
-        text = (await anyio.to_thread.run_sync(sys.stdin.read)).strip()
+        text: str = (await anyio.to_thread.run_sync(sys.stdin.read)).strip()
         if not text:
             raise UsageError("--key-stdin: stdin was empty; pipe the key in, e.g. "
                              f"`pass show {endpoint} | bench endpoint add {endpoint} ... --key-stdin`")
@@ -98,8 +98,9 @@ class Progress:
         self.started = time.monotonic()
         self._shown = False
 
-    def seat_finished(self) -> None:
-        self.done += 1
+    def seats_done(self, done: int) -> None:
+        """The server's count of the panel's seats that are done (it only ever grows)."""
+        self.done = max(self.done, done)
 
     def clear(self) -> None:
         if self._shown:

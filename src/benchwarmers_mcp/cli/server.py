@@ -18,12 +18,14 @@ from benchwarmers_mcp.store import Database
 def serve(settings: Settings) -> int:
     from benchwarmers_mcp.access.access_log import to_stderr
     from benchwarmers_mcp.access.policy import startup_problems
-    from benchwarmers_mcp.app import create_app
 
     problems = startup_problems(settings)
     if problems:
-        print("benchwarmers: refusing to start:\n" + "\n".join(f"  - {p}" for p in problems), file=sys.stderr)
+        # One whole line per reason: a container log or a host's log viewer shows each line alone.
+        print("\n".join(f"benchwarmers: refusing to start: {p}" for p in problems), file=sys.stderr)
         return 2
+    from benchwarmers_mcp.app import create_app  # after the checks: a refusal never loads the whole app
+
     to_stderr()
     settings.home.mkdir(parents=True, exist_ok=True)
     print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)

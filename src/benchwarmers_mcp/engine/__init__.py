@@ -1,2 +1,13 @@
-"""The engine: seating a panel and running it, route mode's sticky member and failover, the
-order of route members, and merged mode. The engine never sees a wire format."""
+"""The engine: what every face asks of it, and never a wire format.
+
+``panel``        seat a panel and run it; the run keeps its own outcome (seats, usage, merge)
+``route``        route mode: the sticky member, failover, the turn's outcome and its row
+``seating``      who sits on a panel: members, then explorers
+``ranking``      who may take a route turn, and in which order
+``merge``        merged mode: who merges, and what the merger is asked
+``report``       a panel's markdown and the ``bench`` object of panels and route turns
+``collections``  collections as callers name and list them, and the reply mode, resolved once
+``verdicts``     a verdict as a caller sends it, checked
+"""
+
+__all__ = ["collections", "merge", "panel", "ranking", "report", "route", "seating", "verdicts"]

@@ -2,7 +2,9 @@
 finishes, and hand the results to the face in finish order. Merged mode adds one merger call.
 
 The seats run in the application's background task group, not the request's: a caller that
-hangs up does not stop the panel, and every seat is still answered and recorded.
+hangs up does not stop the panel, and every seat is still answered and recorded. The driver
+keeps the run's outcome (the seats done, their usage, the merge, the time spent waiting on
+upstreams) as it happens, whether or not a face listens; faces only read it.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.engine import merge
+from benchwarmers_mcp.engine.collections import PanelReply
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
 from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
 from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
 from benchwarmers_mcp.store import calls
 from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.upstream.caller import CallInfo
@@ -39,6 +43,7 @@ QUOTA_NOTICE = re.compile(
 class SeatDone:
     record: SeatRecord
     usage: Usage | None
+    answered: int = 0  # seats done so far, this one included
 
 
 @dataclass
@@ -54,19 +59,23 @@ PanelEvent = SeatDone | MergeDone
 
 @dataclass
 class PanelRun:
-    """A panel in flight. Iterate ``events()`` once; the run keeps going if nobody does."""
+    """A panel in flight. Its outcome fields are written by the engine's driver as the panel runs;
+    iterate ``events()`` once to follow it, or ``wait()`` for the end. The run keeps going if
+    nobody does either."""
 
     panel: PanelRecord
     collection: Collection
     seating: Seating
-    reply: str
+    reply: PanelReply
     ask: Ask
     receive: MemoryObjectReceiveStream[PanelEvent]
     seats_done: list[SeatRecord] = field(default_factory=list)
     merge: MergeDone | None = None
     usage: Usage = field(default_factory=Usage)
+    upstream_seconds: float = 0.0  # the slowest seat, plus the merger: what the caller waited on upstreams
     simulated: frozenset[str] = frozenset()
     started: float = field(default_factory=time.monotonic)
+    finished: anyio.Event = field(default_factory=anyio.Event)
 
     @property
     def id(self) -> str:
@@ -82,25 +91,35 @@ class PanelRun:
                         event = await self.receive.receive()
                     except anyio.EndOfStream:
                         return
-                if event is None:
-                    yield None
-                    continue
-                if isinstance(event, SeatDone):
-                    self.seats_done.append(event.record)
-                else:
-                    self.merge = event
-                if event.usage:
-                    self.usage = self.usage + event.usage
                 yield event
 
     async def wait(self) -> PanelRun:
-        async for _ in self.events():
-            pass
+        """The run, once every seat (and the merger) is done and recorded. Its events are not
+        delivered after this (a face that waits reads the outcome instead)."""
+        await self.finished.wait()
+        self.receive.close()
         return self
 
     def seats_in_seat_order(self) -> list[SeatRecord]:
         order = {s.key: i for i, s in enumerate(self.seating.seats)}
         return sorted(self.seats_done, key=lambda r: order.get(r.seat, 99))
+
+    def _seat_done(self, result: SeatDone) -> SeatDone:
+        self.seats_done.append(result.record)
+        self._add_usage(result.usage)
+        result.answered = len(self.seats_done)
+        return result
+
+    def _merge_done(self, result: MergeDone) -> MergeDone:
+        self.merge = result
+        self._add_usage(result.usage)
+        if result.record is not None:
+            self.upstream_seconds += result.record.seconds
+        return result
+
+    def _add_usage(self, usage: Usage | None) -> None:
+        if usage:
+            self.usage = self.usage + usage
 
 
 PANEL_OPTIONS = ("temperature", "top_p", "max_tokens", "stop", "seed", "presence_penalty", "frequency_penalty")
@@ -151,16 +170,16 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
     return SeatDone(record, usage)
 
 
-async def start_panel(ctx: Context, ask: Ask, collection: Collection | None = None) -> PanelRun:
-    """Seat the panel (raising any refusal before a byte is sent) and start it in the background."""
+async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: PanelReply, *,
+                      access: Access) -> PanelRun:
+    """Seat the panel (raising any refusal before a byte is sent) and start it in the background.
+    ``reply`` is the mode ``collections.reply_mode`` resolved for this request; ``access`` is the
+    caller's, checked here whatever the face did."""
+    require_access(access).check(collection.name)
     if ask.has_tool_traffic:
         raise Unsupported(
             f"a panel answers with text, so tools, tool calls and tool results are refused; for an agent with "
             f"tools use route mode: bench/{ask.collection}:route")
-    collection = collection or await collection_store.resolve(ctx.db, ask.collection)
-    reply = ask.reply or collection.reply or "all"
-    if reply == "route":
-        reply = "all"
     gateway = await collection_store.gateway_settings(ctx.db)
     seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting())
     panel = PanelRecord(
@@ -169,39 +188,43 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection | None = No
         prompt=ask.prompt_text, skipped=seating.skipped)
     await calls.create_panel(ctx.db, panel)
     send, receive = anyio.create_memory_object_stream[PanelEvent](math.inf)
-    sim = {r[0] for r in await ctx.db.fetchall("SELECT name FROM endpoints WHERE api = 'simulated'")}
+    sim = await endpoint_store.simulated_names(ctx.db)
     simulated = frozenset(s.alias for s in seating.seats if s.model.endpoint in sim)
     run = PanelRun(panel, collection, seating, reply, ask, receive, simulated=simulated)
     ctx.tg.start_soon(_drive, ctx, run, send)
     return run
 
 
-async def _send(send: MemoryObjectSendStream[PanelEvent], event: PanelEvent) -> None:
+def _send(send: MemoryObjectSendStream[PanelEvent], event: PanelEvent) -> None:
     try:
         send.send_nowait(event)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        pass  # nobody is listening any more; the record is already in the store
+        pass  # nobody is listening any more; the run has it, and the store
 
 
 async def _drive(ctx: Context, run: PanelRun, send: MemoryObjectSendStream[PanelEvent]) -> None:
+    """Run every seat, then the merger; the run's outcome is written here, each part as it happens."""
     info = CallInfo("gateway", "panel", run.ask.key_name)
     request = seat_request(run.ask)
-    done: list[SeatRecord] = []
-    async with send:
 
-        async def one(seat: Seat) -> None:
-            result = await run_seat(ctx, run.id, seat, request, info, ctx.settings.seat_timeout)
-            done.append(result.record)
-            await _send(send, result)
+    async def one(seat: Seat) -> None:
+        result = await run_seat(ctx, run.id, seat, request, info, ctx.settings.seat_timeout)
+        _send(send, run._seat_done(result))
 
-        async with anyio.create_task_group() as tg:
-            for seat in run.seating.seats:
-                tg.start_soon(one, seat)
-        if run.reply == "merged":
-            await _send(send, await _merge(ctx, run, done, info))
+    async with send:  # closed last: a face that hears the end finds the whole outcome on the run
+        try:
+            async with anyio.create_task_group() as tg:
+                for seat in run.seating.seats:
+                    tg.start_soon(one, seat)
+            run.upstream_seconds = max((s.seconds for s in run.seats_done), default=0.0)
+            if run.reply == "merged":
+                _send(send, run._merge_done(await _merge(ctx, run, info)))
+        finally:
+            run.finished.set()
 
 
-async def _merge(ctx: Context, run: PanelRun, done: list[SeatRecord], info: CallInfo) -> MergeDone:
+async def _merge(ctx: Context, run: PanelRun, info: CallInfo) -> MergeDone:
+    done = run.seats_done
     answered = [s for s in done if s.status == "ok"]
     if not answered:
         return await _fallback(ctx, run, "no seat answered")

@@ -2,14 +2,18 @@
 
 Members only, never explorers. A member is left out (and listed in ``bench.skipped``) when it is
 not registered, retired or ad hoc; a vision specialist and the request has no images; its endpoint
-does not speak chat completions; the request has tools and the member is not known to call them
-(unknown counts as cannot); the request has images and it cannot see; or its known window is
-under the estimate (tool definitions, calls and results counted).
+does not speak chat completions; the request has tools and the member is known *not* to call them;
+the request has images and it cannot see; or its known window is under the estimate (tool
+definitions, calls and results counted).
+
+Unknown is not "cannot": a member whose tool support is unknown takes a tool request after the
+members known to call tools (``Lineup.later``). If it answers that it cannot, the caller learns
+that (``catalog/learned.py``) and the turn fails over to the next member.
 
 The order, best first: useful verdicts (panel seats and route calls alike), then verified suite
-findings (a hook, filled in when the suite reports them), with resting members last. With a
-probability of ``rotation``, a new (or re-ranked) conversation goes to the least recently used
-member instead, so every member's record keeps growing.
+findings (a hook, filled in when the suite reports them), with resting members last and the
+``later`` members after the rest. With a probability of ``rotation``, a new (or re-ranked)
+conversation goes to the least recently used member instead, so every member's record keeps growing.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class Lineup:
     eligible: list[ModelRecord]
     skipped: list[dict[str, str]] = field(default_factory=list)
     estimate: int = 0
+    later: frozenset[str] = frozenset()  # tool request, tool support unknown: tried after the known ones
 
 
 def _why_not(model: ModelRecord, api: str | None, ask: Ask, estimate: int) -> tuple[str, str] | None:
@@ -52,8 +57,8 @@ def _why_not(model: ModelRecord, api: str | None, ask: Ask, estimate: int) -> tu
         return "other", "vision model, and the request has no images"
     if api not in CHAT_APIS:
         return "other", f"its endpoint speaks {api or 'nothing known'}; route mode calls members over chat completions"
-    if ask.tools and not model.tools:
-        return "other", "not known to call tools (set its tool calling on the model to route tool requests to it)"
+    if ask.tools and model.tools is False:
+        return "other", "does not call tools (`bench model facts` says why; `bench model set --tools on` overrides)"
     if ask.has_images and not model.can_see:
         return "other", "cannot see images"
     if model.context_window is not None and model.context_window < estimate:
@@ -75,9 +80,9 @@ async def lineup(db: Database, collection: Collection, ask: Ask) -> Lineup:
         model = registered.get(alias)
         reason = ("other", "not registered") if model is None else _why_not(model, apis.get(model.endpoint), ask,
                                                                           estimate)
-        if reason is None:
+        if reason is None and model is not None:
             eligible.append(model)
-        else:
+        elif reason is not None:
             kinds.append(reason[0])
             skipped.append({"alias": alias, "why": reason[1]})
     if not eligible:
@@ -86,7 +91,8 @@ async def lineup(db: Database, collection: Collection, ask: Ask) -> Lineup:
             raise TooLarge(f"the request is about {estimate:,} tokens with its tools, larger than every member's "
                            f"context window: {listing}; send less, or route to a collection with larger windows")
         raise BadRequest(f"no member of bench/{collection.name} can take this request: {listing}")
-    return Lineup(eligible, skipped, estimate)
+    later = frozenset(m.alias for m in eligible if ask.tools and m.tools is None)
+    return Lineup(eligible, skipped, estimate, later)
 
 
 async def record_scores(db: Database, aliases: list[str]) -> dict[str, int]:
@@ -97,17 +103,18 @@ async def record_scores(db: Database, aliases: list[str]) -> dict[str, int]:
 
 
 async def rank(db: Database, members: list[ModelRecord], *, resting: AbstractSet[str] = frozenset(),
-               rotate: bool = False, suite: SuiteHook | None = None) -> list[ModelRecord]:
-    """Best record first, resting members last; ``rotate`` puts the least recently used
-    non-resting member first."""
+               rotate: bool = False, suite: SuiteHook | None = None,
+               later: AbstractSet[str] = frozenset()) -> list[ModelRecord]:
+    """Best record first, resting members last, ``later`` members after every other; ``rotate``
+    puts the least recently used non-resting member first (never a ``later`` one)."""
     aliases = [m.alias for m in members]
     useful = await record_scores(db, aliases)
     findings = await suite(aliases) if suite else {}
     position = {a: i for i, a in enumerate(aliases)}
-    ordered = sorted(members, key=lambda m: (m.alias in resting, -useful.get(m.alias, 0),
+    ordered = sorted(members, key=lambda m: (m.alias in later, m.alias in resting, -useful.get(m.alias, 0),
                                              -findings.get(m.alias, 0), position[m.alias]))
     if rotate:
-        awake = [m for m in ordered if m.alias not in resting]
+        awake = [m for m in ordered if m.alias not in resting and m.alias not in later]
         if awake:
             stalest = min(awake, key=lambda m: (m.last_used or 0.0, position[m.alias]))
             ordered.remove(stalest)

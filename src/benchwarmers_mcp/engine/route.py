@@ -1,11 +1,14 @@
 """Route mode: one member answers each turn of an agent's conversation, with the agent's tools.
 
-    start_turn(ctx, ask, collection)  refuses what no member can take (400 / 413 / 503), finds the
-                                      conversation (sticky, in the store), orders the members, and
-                                      starts the turn in the app's task group; returns a RouteTurn
+    start_turn(ctx, ask, collection, access=...)
+                                      checks the caller's access (403), refuses what no member can
+                                      take (400 / 413 / 503), finds the conversation (sticky, in the
+                                      store), orders the members, and starts the turn in the app's
+                                      task group; returns a RouteTurn
     RouteTurn.ready(wait)             waits for a member to commit (raises 429 / 502 if none did)
     RouteTurn.events(keepalive)       the member's stream events; an error after the commit raises
-    RouteTurn.bench()                 the ``bench`` object for the last event
+    RouteTurn.answer                  the turn's outcome so far (member, call, answer, usage), kept by
+                                      the driver as it happens; ``report.turn_bench`` renders it
 
 Failover happens before the first piece of an answer reaches the agent: an upstream error (429,
 5xx, a pacing refusal...), no first event within ``first_token`` seconds (reasoning counts), or
@@ -21,15 +24,14 @@ import contextlib
 import hashlib
 import logging
 import math
-import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, CallInfo, Context, RouteTuning, require_access
 from benchwarmers_mcp.engine import ranking
 from benchwarmers_mcp.engine.ranking import Lineup
 from benchwarmers_mcp.errors import (
@@ -46,7 +48,6 @@ from benchwarmers_mcp.messages import (
     Answer,
     AnswerBuilder,
     Ask,
-    Finish,
     ModelRequest,
     StreamEvent,
     TextDelta,
@@ -57,33 +58,15 @@ from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
-from benchwarmers_mcp.upstream.caller import CallInfo
 
 log = logging.getLogger("benchwarmers.route")
 
-TUNING_KEY = "route_tuning"
-VERDICT_HINT = ('optional, once per conversation: POST /bench/verdict {"call": "<call>", "useful": true|false, '
-                '"note": "..."}')
-
-
-@dataclass(frozen=True)
-class RouteTuning:
-    """Route mode's timings and odds. The timings come from Settings; tests may put a whole
-    tuning (with a fixed ``chance``) in ``ctx.extras["route_tuning"]``."""
-
-    first_token: float = 90.0
-    stream_wait: float = 15.0
-    turn_timeout: float = 600.0
-    max_tries: int = 3
-    rotation: float = 0.25
-    idle_lapse: float = 24 * 3600.0
-    chance: Callable[[], float] = random.random
 
 
 def tuning(ctx: Context) -> RouteTuning:
-    override = ctx.extras.get(TUNING_KEY)
-    if override is not None:
-        return override
+    """The app's route tuning when it was made with one, else the timings in Settings."""
+    if ctx.route_tuning is not None:
+        return ctx.route_tuning
     s = ctx.settings
     return RouteTuning(first_token=s.route_first_token, stream_wait=s.route_stream_wait,
                        turn_timeout=s.route_turn_timeout)
@@ -130,7 +113,8 @@ Item = Committed | Failed | StreamEvent
 
 @dataclass
 class RouteTurn:
-    """A turn in flight, as a face sees it."""
+    """A turn in flight, as a face sees it. The driver writes its outcome (the member committed
+    to, its call id, who failed over, the answer as relayed) as it happens; faces only read it."""
 
     collection: Collection
     conversation: str
@@ -141,7 +125,7 @@ class RouteTurn:
     member: ModelRecord | None = None
     call: str | None = None
     failed_over: tuple[dict[str, str], ...] = ()
-    finish: Finish | None = None
+    relayed: AnswerBuilder = field(default_factory=AnswerBuilder)
 
     def close(self) -> None:
         """Nobody will read the rest: the driver stops the member's call at once."""
@@ -162,21 +146,16 @@ class RouteTurn:
                     item = await self.receive.receive()
                 except anyio.EndOfStream:
                     raise BadGateway("the route turn ended without an answer") from None
-                self._take(item)
+                self._event(item)
         except BaseException:
             self.close()
             raise
 
-    def _take(self, item: Item) -> bool:
-        """Absorb a control item (True) or leave a stream event to the caller (False)."""
-        if isinstance(item, Committed):
-            self.member, self.call, self.failed_over = item.member, item.call, item.failed_over
-            return True
+    def _event(self, item: Item) -> StreamEvent | None:
+        """A stream event for the caller, or None for the commit (a failure raises)."""
         if isinstance(item, Failed):
             raise item.error
-        if isinstance(item, Finish):
-            self.finish = item
-        return False
+        return None if isinstance(item, Committed) else item
 
     async def events(self, keepalive: float | None = None) -> AsyncIterator[StreamEvent | None]:
         """The member's events; with ``keepalive``, a ``None`` after each idle interval."""
@@ -190,40 +169,34 @@ class RouteTurn:
                         return
                 if item is None:
                     yield None
-                elif not self._take(item):
-                    yield item
+                elif (event := self._event(item)) is not None:
+                    yield event
         finally:
             self.close()
 
     async def collect(self) -> Answer:
-        builder = AnswerBuilder()
-        async for event in self.events():
-            if event is not None:
-                builder.add(event)
-        return builder.answer()
+        """The whole answer, once the turn is over (raises what the turn failed with)."""
+        async for _ in self.events():
+            pass
+        return self.answer
+
+    @property
+    def answer(self) -> Answer:
+        """The answer relayed so far; the whole answer once ``events()`` has ended."""
+        return self.relayed.answer()
 
     @property
     def usage(self) -> Usage | None:
-        return self.finish.usage if self.finish else None
-
-    def bench(self) -> dict:
-        out: dict = {"collection": self.collection.qualified, "reply": "route", "conversation": self.conversation,
-                     "call": self.call, "alias": self.alias, "turn": self.turn}
-        if self.failed_over:
-            out["failed_over"] = list(self.failed_over)
-        if self.skipped:
-            out["skipped"] = self.skipped
-        out["verdict"] = VERDICT_HINT.replace("<call>", self.call or "<call>")
-        if self.usage:
-            out["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
-        return out
+        """The member's own usage, once it has reported it (with its last event)."""
+        return self.relayed.finish.usage
 
 
 # ---- starting a turn ----------------------------------------------------------------------------
 
-async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, session: str | None = None,
-                     hold_all: bool = False) -> RouteTurn:
+async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: Access,
+                     session: str | None = None, hold_all: bool = False) -> RouteTurn:
     """Refuse what no member can take, find the conversation, order the members, start the turn."""
+    require_access(access).check(collection.name)
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
     claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
@@ -231,7 +204,7 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, session:
     candidates = await order(ctx, line, claim, tune)
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
-    driver = _Driver(ctx, ask, collection, tune, claim, candidates[:tune.max_tries], hold_all, send, turn.hangup)
+    driver = _Driver(ctx, ask, tune, claim, candidates[:tune.max_tries], hold_all, send, turn)
     ctx.tg.start_soon(driver.run)
     return turn
 
@@ -240,13 +213,12 @@ async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning)
     """The conversation's member first when it can take this turn; otherwise a fresh ranking,
     which the rotation may lead with the least recently used member."""
     resting = await ctx.resting()
-    suite = ctx.extras.get("suite_findings")
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
         rest = [m for m in line.eligible if m is not sticky]
-        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, suite=suite)]
+        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, later=line.later)]
     rotate = tune.chance() < tune.rotation
-    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, suite=suite)
+    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later)
 
 
 def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> BenchError:
@@ -262,7 +234,7 @@ def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> Ben
 _END = object()
 
 
-async def _next(pipe: MemoryObjectReceiveStream) -> object:
+async def _next(pipe: MemoryObjectReceiveStream[object]) -> object:
     try:
         return await pipe.receive()
     except anyio.EndOfStream:
@@ -276,23 +248,22 @@ def _substantive(event: StreamEvent) -> bool:
 
 @dataclass
 class _Driver:
-    """Runs one turn in the background: tries members in order, relays the one that commits, and
-    writes the turn's row whatever happens (the caller hanging up included)."""
+    """Runs one turn in the background: tries members in order, relays the one that commits (and
+    keeps the turn's outcome on ``turn``), and writes the turn's row whatever happens (the caller
+    hanging up included)."""
 
     ctx: Context
     ask: Ask
-    collection: Collection
     tune: RouteTuning
     claim: TurnClaim
     candidates: list[ModelRecord]
     hold_all: bool
     send: MemoryObjectSendStream[Item]
-    hangup: anyio.Event
+    turn: RouteTurn
     hung_up: bool = False
     written: bool = False
     tried: list[dict[str, str]] = field(default_factory=list)
     errors: list[ProviderError] = field(default_factory=list)
-    builder: AnswerBuilder = field(default_factory=AnswerBuilder)
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -361,11 +332,11 @@ class _Driver:
         return outcome
 
     async def _watch(self, scope: anyio.CancelScope) -> None:
-        await self.hangup.wait()
+        await self.turn.hangup.wait()
         self.hung_up = True
         scope.cancel()
 
-    async def _take(self, pipe: MemoryObjectReceiveStream, member: ModelRecord, last: bool) -> ProviderError | None:
+    async def _take(self, pipe: MemoryObjectReceiveStream[object], member: ModelRecord, last: bool) -> ProviderError | None:
         """Hold the member's first events; fail over, or commit to it and relay the rest."""
         held, item = await self._hold(pipe, member)
         if isinstance(item, ProviderError):
@@ -377,7 +348,7 @@ class _Driver:
             await self._relay(pipe)
         return None
 
-    async def _hold(self, pipe: MemoryObjectReceiveStream, member: ModelRecord) -> tuple[list[StreamEvent], object]:
+    async def _hold(self, pipe: MemoryObjectReceiveStream[object], member: ModelRecord) -> tuple[list[StreamEvent], object]:
         """Events until the first piece of the answer (or all of them for a whole turn).
         Returns (held events, the item that stopped the holding: an event, _END or an error)."""
         held: list[StreamEvent] = []
@@ -397,14 +368,16 @@ class _Driver:
 
     async def _commit(self, member: ModelRecord, held: list[StreamEvent]) -> None:
         call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
-                                               self.collection.qualified)
+                                               self.turn.collection.qualified)
         self.record.alias, self.record.call = member.alias, call
-        await self.send.send(Committed(member, call, tuple(self.tried)))
+        failed_over = tuple(self.tried)
+        self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
+        await self.send.send(Committed(member, call, failed_over))
         for event in held:
             await self._forward(event)
         self.record.status = "ok"
 
-    async def _relay(self, pipe: MemoryObjectReceiveStream) -> None:
+    async def _relay(self, pipe: MemoryObjectReceiveStream[object]) -> None:
         async for item in pipe:
             if isinstance(item, ProviderError):
                 self.record.status = "timeout" if isinstance(item, UpstreamTimeout) else "error"
@@ -413,7 +386,7 @@ class _Driver:
             await self._forward(item)  # type: ignore[arg-type]
 
     async def _forward(self, event: StreamEvent) -> None:
-        self.builder.add(event)
+        self.turn.relayed.add(event)
         await self.send.send(event)
 
     async def _write(self) -> None:
@@ -422,7 +395,7 @@ class _Driver:
             return
         self.written = True
         record = self.record
-        answer = self.builder.answer()
+        answer = self.turn.answer
         if record.status == "ok" and not (answer.text.strip() or answer.tool_calls):
             record.status = "empty"
         usage = answer.usage or Usage()
@@ -457,5 +430,5 @@ async def _pump(ctx: Context, member: ModelRecord, request: ModelRequest, timeou
             pass
 
 
-__all__ = ["RouteTuning", "RouteTurn", "TUNING_KEY", "member_request", "start_turn", "sticky_key", "tuning"]
+__all__ = ["RouteTuning", "RouteTurn", "member_request", "start_turn", "sticky_key", "tuning"]
 

@@ -147,8 +147,8 @@ class _Explorers:
                 why = "cannot see images"
             elif len(self.seats) >= self.count:
                 why = "no explorer seat left"
-            if why:
-                skipped.append({"seat": "with", "alias": alias, "why": why})
+            if why or model is None:
+                skipped.append({"seat": "with", "alias": alias, "why": why or "not registered"})
                 continue
             self.add(model, "nominated" + (" (window may be too small)" if _too_small(model, estimate) else ""))
 

@@ -8,21 +8,25 @@ import math
 from typing import Any
 
 from benchwarmers_mcp.store import alerts as alert_store
-from benchwarmers_mcp.store.alerts import Alert, raise_went_paid
+from benchwarmers_mcp.store.alerts import Alert
 from benchwarmers_mcp.store.db import Database
 from benchwarmers_mcp.upstream.quota import iso
 
-__all__ = ["answered", "describe", "raise_went_paid", "retiring", "went_paid"]
+__all__ = ["actions", "answered", "describe", "retiring"]
 DAY = 86400.0
 
 
-def _action(label: str, path: str, body: dict[str, Any], cli: str) -> dict[str, Any]:
-    return {"label": label, "method": "POST", "path": path, "body": body, "cli": cli}
+def _action(label: str, path: str, body: dict[str, Any] | None, cli: str | None, *, method: str = "POST",
+            asks: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One action: the admin API call that takes it (``method``, ``path``, ``body``), the CLI command
+    (None when there is none), and ``asks``: body fields the user must still supply (a new key)."""
+    return {"label": label, "method": method, "path": path, "body": body, "cli": cli, "asks": list(asks)}
 
 
 def actions(alert: Alert) -> list[dict[str, Any]]:
-    """What the user can do about ``alert``, first the one that usually answers it."""
+    """What the user can do about ``alert``, first the one that usually answers it; Dismiss last."""
     s, kind = alert.subject, alert.kind
+    endpoint = str(alert.detail.get("endpoint") or s)  # a connection's alerts name one of its endpoints
     retire = _action("Retire", "/api/model/retire", {"alias": s, "reason": alert.message[:300]},
                      f"bench model retire {s} --yes")
     if kind in ("retiring", "model_gone"):
@@ -30,20 +34,19 @@ def actions(alert: Alert) -> list[dict[str, Any]]:
     elif kind == "retired":
         found = [_action("Restore", "/api/model/restore", {"alias": s}, f"bench model restore {s}")]
     elif kind == "connection_held":
-        found = [_action("Retire all", "/api/health/retire-all", {"connection": s},
-                         f"bench alerts retire-all {s}"),
-                 _action("Test the endpoint", "/api/endpoint/test", {"name": s}, f"bench endpoint test {s}")]
+        found = [_action("Retire all", "/api/health/retire-all", {"connection": s}, f"bench alerts retire-all {s}"),
+                 _action("Test the endpoint", "/api/endpoint/test", {"name": endpoint},
+                         f"bench endpoint test {endpoint}")]
     elif kind == "registration":
-        found = [retire, {"label": "See what it lists", "method": "GET", "path": "/api/candidates",
-                          "body": {"endpoint": alert.detail.get("endpoint")},
-                          "cli": f"bench candidates --endpoint {alert.detail.get('endpoint', '')}".rstrip()}]
+        found = [retire, _action("See what it lists", f"/api/candidates?endpoint={endpoint}", None,
+                                 f"bench candidates --endpoint {endpoint}", method="GET")]
     elif kind == "went_paid":
         found = [_action("Mark ad hoc", "/api/model", {"alias": s, "ad_hoc": True}, f"bench model ad-hoc {s} on"),
                  retire]
     elif kind in ("auth", "billing"):
-        found = [_action("Resume", "/api/limits/resume", {"connection": s}, f"bench quotas  # then resume {s}"),
-                 {"label": "Replace the key", "method": "POST", "path": "/api/endpoint/key",
-                  "body": {"name": s}, "cli": f"bench endpoint key {s}"}]
+        found = [_action("Resume", "/api/limits/resume", {"connection": s}, None),
+                 _action("Replace the key", "/api/endpoint/key", {"name": endpoint}, f"bench endpoint key {endpoint}",
+                         asks=("key",))]
     else:
         found = []
     return [*found, _action("Dismiss", "/api/alerts/dismiss", {"id": alert.id}, f"bench alerts dismiss {alert.id}")]
@@ -69,9 +72,3 @@ async def retiring(db: Database, alias: str, why: str, retires_at: float, now: f
 async def answered(db: Database, alias: str, connection: str, now: float) -> None:
     """A model answered: its retiring alerts are over, and so is a hold on its connection."""
     await alert_store.model_answered(db, alias, connection, now)
-
-
-async def went_paid(db: Database, alias: str, *, price_in: float | None = None, price_out: float | None = None,
-                    source: str = "catalog", now: float | None = None) -> int:
-    """The catalog found a price on a free model (re-exported for engine-floor callers)."""
-    return await raise_went_paid(db, alias, price_in=price_in, price_out=price_out, source=source, now=now)

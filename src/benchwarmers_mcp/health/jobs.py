@@ -11,8 +11,7 @@ import anyio
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.health import retire
-from benchwarmers_mcp.health.clock import clock_of
-from benchwarmers_mcp.health.probes import Prober
+from benchwarmers_mcp.health.probes import CAPABILITY_PROMPTS, Prober
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import health as health_store
 from benchwarmers_mcp.store import models as model_store
@@ -53,10 +52,8 @@ def _summary(rows: list[health_store.ProbeRow]) -> dict[str, Any]:
 
 
 async def _probe_all(ctx: Context, kind: str) -> dict[str, Any]:
-    prober = Prober(ctx, clock_of(ctx))
-
     async def work(m: ModelRecord) -> dict[str, Any]:
-        return _summary(await prober.probe(m, kind))
+        return _summary(await Prober(ctx).probe(m, kind))
 
     results = await each_model(ctx, await probed_models(ctx), work)
     return {"probed": len(results), "results": results}
@@ -73,20 +70,21 @@ async def perf(ctx: Context) -> dict[str, Any]:
 
 
 async def capabilities(ctx: Context) -> dict[str, Any]:
-    """Weekly: tools and reasoning, only for models where neither is known yet (positives are kept)."""
-    learned = await health_store.learned(ctx.db)
-    prober = Prober(ctx, clock_of(ctx))
-    unknown = [m for m in await probed_models(ctx)
-               if not (learned.get(m.alias, {}).get("reasoning") and (m.tools is not None
-                                                                        or learned.get(m.alias, {}).get("tools")))]
+    """Weekly: tools and reasoning, each only for models where it is not known yet from any source
+    (a positive is learned as a fact; a probe that sees neither teaches nothing)."""
+    known = await health_store.known_facts(ctx.db)
+    everyone = await probed_models(ctx)
+    unknown = {m.alias: tuple(p for p in CAPABILITY_PROMPTS if known.get(m.alias, {}).get(p) is None)
+               for m in everyone}
 
     async def work(m: ModelRecord) -> dict[str, Any]:
-        return _summary(await prober.probe(m, "capabilities"))
+        return _summary(await Prober(ctx).probe(m, "capabilities", only=unknown[m.alias]))
 
-    results = await each_model(ctx, unknown, work)
+    models = [m for m in everyone if unknown[m.alias]]
+    results = await each_model(ctx, models, work)
     return {"probed": len(results), "results": results}
 
 
 async def deprecations(ctx: Context) -> dict[str, Any]:
     """Daily, after the listings: snapshot them, then auto-retire by the rules."""
-    return await retire.deprecations(ctx, clock_of(ctx))
+    return await retire.deprecations(ctx)

@@ -9,8 +9,13 @@ remembered, so its next probe is one call again. Probes go through the model cal
 (paced, in the ledger as ``caller=probe, purpose=measurement``) and each lands in ``probes``.
 
 Kinds: ``availability`` (one "ready"), ``speed`` (3 tiny and 3 large, ~18 KB in), ``capabilities``
-(tools: a ``get_time`` function; reasoning: "What is 9*7?"; only positives are learned), and
-``confirm`` / ``retry`` / ``onboarding`` for the retire rules, ``bench model retry`` and onboarding.
+(tools: a ``get_time`` function; reasoning: "What is 9*7?"; only positives are learned, as facts of
+the ``learned`` source, so the user's say still wins), and ``confirm`` / ``retry`` / ``onboarding``
+for the retire rules, ``bench model retry`` and onboarding. A ``confirm`` (or ``witness``) call is
+sent even while its connection is paused (``CallInfo.past_pause``).
+
+Not probed: ``served_as`` (which model a router actually served); a probe's answer does not say it
+in a way every API shares, so it is left to the ledger.
 """
 
 from __future__ import annotations
@@ -21,18 +26,16 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import CallInfo, Context
 from benchwarmers_mcp.errors import NotFound, ProviderError
 from benchwarmers_mcp.health import alerts
 from benchwarmers_mcp.health.classify import classify, safe_detail, worst
-from benchwarmers_mcp.health.clock import Clock
 from benchwarmers_mcp.messages import Answer, ModelRequest, Tool, user
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import health as health_store
-from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.health import ProbeRow
 from benchwarmers_mcp.store.models import ModelRecord
-from benchwarmers_mcp.upstream.caller import CallInfo
+from benchwarmers_mcp.upstream.quota import iso
 
 READY = "Reply with exactly one word: ready"
 SUMMARISE = "Summarise these settings in one short sentence."
@@ -44,11 +47,15 @@ TIMEOUTS = {"ready": 90.0, "tiny": 90.0, "large": 180.0, "tools": 90.0, "reasoni
 PLANS: dict[str, tuple[tuple[str, int], ...]] = {
     "availability": (("ready", 1),), "confirm": (("ready", 1),), "retry": (("ready", 1),),
     "speed": (("tiny", 3), ("large", 3)), "onboarding": (("tiny", 2), ("large", 2)),
-    "capabilities": (("tools", 1), ("reasoning", 1)),
+    "capabilities": (("tools", 1), ("reasoning", 1)), "witness": (("ready", 1),),
 }
 KINDS = tuple(PLANS)
 PROBE_OPTIONS = ("max_tokens", "max_completion_tokens", "reasoning_effort", "temperature", "top_p", "top_k")
 INFO = CallInfo(caller="probe", purpose="measurement", key_name="local")
+# the one confirming call of a failure: sent even when that failure paused its connection (a 402 or
+# 403 pauses the whole connection for an hour, and must still be seen twice before a model retires)
+CONFIRM_INFO = CallInfo(caller="probe", purpose="measurement", key_name="local", past_pause=True)
+CAPABILITY_PROMPTS = ("tools", "reasoning")
 REASONS_BY_NAME = re.compile(
     r"(^|[/:_-])(o[134](-mini|-pro)?|gpt-5[\w.-]*|gpt-oss[\w.-]*|deepseek-r1[\w.-]*|deepseek-reasoner|qwq[\w.-]*"
     r"|qwen3[\w.-]*|magistral[\w.-]*|gemini-(2\.5|3)[\w.-]*|claude-[\w.-]*(thinking)|grok-(3-mini|4)[\w.-]*"
@@ -84,9 +91,10 @@ class Quirks:
         return {"cap": self.cap, "no_reasoning": self.no_reasoning}
 
 
-def thinks(model: ModelRecord, learned: dict[str, Any]) -> bool:
-    """Known to reason (a probe saw it, or its options ask for it) or named like a model that does."""
-    return bool(learned.get("reasoning")) or "reasoning_effort" in model.options or bool(
+def thinks(model: ModelRecord, known: dict[str, Any]) -> bool:
+    """Known to reason (a fact from any source: the catalog, a probe), asked to by its options, or
+    named like a model that does."""
+    return bool(known.get("reasoning")) or "reasoning_effort" in model.options or bool(
         REASONS_BY_NAME.search(model.served))
 
 
@@ -151,49 +159,51 @@ class Run:
 
 @dataclass
 class Prober:
-    """Runs probes for one context: the caller, the store, the clock."""
+    """Runs probes for one context: the caller, the store, the clock (``ctx.clock``)."""
 
     ctx: Context
-    clock: Clock
-    learned: dict[str, dict[str, Any]] = field(default_factory=dict)
+    known: dict[str, Any] = field(default_factory=dict)  # the model's effective facts
+    quirks: Quirks = field(default_factory=Quirks)
 
-    async def probe(self, model: ModelRecord, kind: str = "availability") -> list[ProbeRow]:
-        """Run one probe of ``kind`` now, record its rows, and act on an answer (alerts cleared)."""
+    async def probe(self, model: ModelRecord, kind: str = "availability",
+                    only: tuple[str, ...] | None = None) -> list[ProbeRow]:
+        """Run one probe of ``kind`` now (``only``: just these of its prompts), record its rows, and
+        act on an answer (alerts cleared)."""
         if kind not in PLANS:
             raise NotFound(f"no probe kind {kind!r}; kinds: {', '.join(KINDS)}")
         endpoint = await endpoint_store.get(self.ctx.db, model.endpoint)
-        self.learned = await health_store.learned(self.ctx.db, [model.alias])
+        self.known = (await health_store.known_facts(self.ctx.db, [model.alias])).get(model.alias, {})
+        self.quirks = Quirks.of(await health_store.quirks(self.ctx.db, model.alias))
+        info = CONFIRM_INFO if kind in ("confirm", "witness") else INFO
         rows = []
         for prompt, n in PLANS[kind]:
-            runs = [await self._call(model, endpoint.api, prompt) for _ in range(n)]
+            if only is not None and prompt not in only:
+                continue
+            runs = [await self._call(model, endpoint.api, prompt, info) for _ in range(n)]
             rows.append(await self._record(model, endpoint.connection_name, kind, prompt, runs,
                                            secrets=(self.ctx.keys.get(endpoint.key_name) or "",)))
             if kind in ("onboarding", "speed") and prompt == "tiny" and not any(r.ok for r in runs):
                 break  # it does not answer the tiny prompt: the large one would say nothing more
         if any(r.answered for r in rows):
-            await alerts.answered(self.ctx.db, model.alias, endpoint.connection_name, self.clock.now())
+            await alerts.answered(self.ctx.db, model.alias, endpoint.connection_name, self.ctx.clock.now())
         return rows
 
-    async def _call(self, model: ModelRecord, api: str, prompt: str) -> Run:
-        known = self.learned.get(model.alias, {})
-        quirks = Quirks.of(known.get("probe_quirks"))
+    async def _call(self, model: ModelRecord, api: str, prompt: str, info: CallInfo) -> Run:
         bare = replace(model, options={k: v for k, v in model.options.items() if k not in PROBE_OPTIONS})
         for _ in range(2):
-            request = probe_request(bare, api, prompt, thinks(model, known), quirks)
-            run = await self._once(bare, request, TIMEOUTS[prompt])
-            better = adjusted(quirks, request.options, run.error) if run.error is not None else None
+            request = probe_request(bare, api, prompt, thinks(model, self.known), self.quirks)
+            run = await self._once(bare, request, TIMEOUTS[prompt], info)
+            better = adjusted(self.quirks, request.options, run.error) if run.error is not None else None
             if better is None:
                 return run
-            quirks = better
-            await health_store.learn(self.ctx.db, model.alias, {"probe_quirks": quirks.as_dict()}, "probe",
-                                     self.clock.now())
-            self.learned.setdefault(model.alias, {})["probe_quirks"] = quirks.as_dict()
+            self.quirks = better
+            await health_store.save_quirks(self.ctx.db, model.alias, better.as_dict(), self.ctx.clock.now())
         return run
 
-    async def _once(self, model: ModelRecord, request: ModelRequest, timeout: float) -> Run:
+    async def _once(self, model: ModelRecord, request: ModelRequest, timeout: float, info: CallInfo) -> Run:
         started = time.monotonic()
         try:
-            answer = await self.ctx.caller.complete(model, request, timeout=timeout, info=INFO)
+            answer = await self.ctx.caller.complete(model, request, timeout=timeout, info=info)
         except ProviderError as e:
             return Run(time.monotonic() - started, error=e)
         return Run(time.monotonic() - started, answer)
@@ -206,21 +216,21 @@ class Prober:
         worst_class = worst(classes)
         detail = next((_words(r) for r in failures if r.failure == worst_class), "")
         row = ProbeRow(
-            at=self.clock.now(), alias=model.alias, connection=connection, kind=kind, prompt=prompt, n=len(runs),
+            at=self.ctx.clock.now(), alias=model.alias, connection=connection, kind=kind, prompt=prompt, n=len(runs),
             answered=len(good), refused=sum(1 for r in failures if _not_sent(r)),
             errors=sum(1 for c in classes if c != "timeout"), timeouts=classes.count("timeout"),
             failure=worst_class, detail=safe_detail(detail, secrets), **_speed(good),
-            tokens_in=sum(_usage(r, "input_tokens") for r in runs), tokens_out=sum(_usage(r, "output_tokens") for r in runs),
+            tokens_in=sum(_usage(r, "input_tokens") for r in runs),
+            tokens_out=sum(_usage(r, "output_tokens") for r in runs),
             reasoning=sum(_usage(r, "reasoning_tokens") for r in runs), learned=_learned(prompt, good))
         row = replace(row, id=await health_store.add_probe(self.ctx.db, row))
         if row.learned:
-            await self._learn(model, row.learned)
+            evidence = f"a {kind} probe, {iso(row.at)}: " + ("it called the get_time tool" if "tools" in row.learned
+                                                             else "it reasoned before answering")
+            await health_store.learn_capabilities(self.ctx.db, model.alias,
+                                                  [(fact, value, evidence) for fact, value in row.learned.items()])
+            self.known.update(row.learned)
         return row
-
-    async def _learn(self, model: ModelRecord, facts: dict[str, Any]) -> None:
-        await health_store.learn(self.ctx.db, model.alias, facts, "probe", self.clock.now())
-        if facts.get("tools") and model.tools is None:
-            await model_store.update(self.ctx.db, model.alias, tools=True)
 
 
 def _not_sent(run: Run) -> bool:

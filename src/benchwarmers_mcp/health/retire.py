@@ -1,6 +1,13 @@
 """The ``deprecations`` job: snapshot every endpoint's listing, raise or clear the registration
 alerts, then apply the auto-retire rules (``rules.py``) with their confirming calls and the
-connection guard, and keep the retiring, retired and connection-held alerts true."""
+connection guard, and keep the retiring, retired and connection-held alerts true.
+
+Evidence is what the model said: a probe the bench never sent (a rest, a pause, a limit) is none.
+A 402 or a 403 pauses its whole connection for an hour, so the confirming call is sent past that
+pause (one call, marked measurement); and since such a failure may be the account's rather than
+the model's, a confirmation that repeats it asks one *witness* on the same connection (a model
+that answered before): if the witness fails the same way, the connection is held, not the model
+retired."""
 
 from __future__ import annotations
 
@@ -8,12 +15,21 @@ import difflib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from benchwarmers_mcp.clock import day_of
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import ProviderError
 from benchwarmers_mcp.health import alerts
-from benchwarmers_mcp.health.clock import Clock, day_of
 from benchwarmers_mcp.health.probes import Prober
-from benchwarmers_mcp.health.rules import Decision, Evidence, Outcome, guard, judge, listed, missing_since
+from benchwarmers_mcp.health.rules import (
+    DayOf,
+    Decision,
+    Evidence,
+    Outcome,
+    guard,
+    judge,
+    listed,
+    missing_since,
+)
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import health as health_store
@@ -25,6 +41,7 @@ from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.upstream.listing import served_names
 
 LOOK_BACK = 30 * 86400.0
+PAUSING = ("paywalled", "entitlement")  # failures whose call pauses its whole connection (402, 403)
 
 
 @dataclass
@@ -67,7 +84,8 @@ async def evidence(ctx: Context, models: list[ModelRecord], now: float) -> dict[
             listings[m.endpoint] = [(s.at, s.ok, s.served) for s in
                                     await health_store.listings(ctx.db, m.endpoint, now - LOOK_BACK)]
         since = starts.get(m.alias, 0.0)
-        seen = [Outcome(r.at, r.answered > 0, r.failure, r.detail, r.kind) for r in outcomes.get(m.alias, [])]
+        seen = [Outcome(r.at, r.answered > 0, r.failure, r.detail, r.kind) for r in outcomes.get(m.alias, [])
+                if r.answered or r.refused < r.n]  # a probe the bench never sent says nothing of the model
         gone = pending.get(m.alias)
         if gone is not None:
             seen.append(Outcome(gone["pending_retire_at"], False, "structural", gone["pending_why"] or "", "traffic"))
@@ -96,9 +114,9 @@ async def registration_alerts(ctx: Context, models: list[ModelRecord], latest: d
             {"endpoint": m.endpoint, "served": m.served, "close": close, "missing_since": since}, now)
 
 
-async def deprecations(ctx: Context, clock: Clock) -> dict[str, Any]:
+async def deprecations(ctx: Context) -> dict[str, Any]:
     """Listings first, then the rules: the morning job."""
-    now = clock.now()
+    now = ctx.clock.now()
     report = Report()
     models = await model_store.list_all(ctx.db, include_retired=False)
     used = {m.endpoint for m in models}
@@ -109,51 +127,86 @@ async def deprecations(ctx: Context, clock: Clock) -> dict[str, Any]:
             report.listed[endpoint.name] = f"{len(listing.served)} served" if listing.ok else listing.error[:200]
     found = await evidence(ctx, models, now)
     await registration_alerts(ctx, models, latest, found, now)
-    await apply_rules(ctx, clock, models, found, report)
+    await apply_rules(ctx, models, found, report)
     return report.as_dict()
 
 
-async def apply_rules(ctx: Context, clock: Clock, models: list[ModelRecord], found: dict[str, Evidence],
-                      report: Report) -> None:
-    now = clock.now()
-    decisions = [judge(e, now, lambda t: day_of(clock, t)) for e in found.values()]
+async def hold(ctx: Context, connection: str, aliases: list[str], now: float) -> None:
+    """The connection guard's alert: the models it holds, and one endpoint of the connection to test."""
+    first = await model_store.find(ctx.db, aliases[0]) if aliases else None
+    await alert_store.raise_one(
+        ctx.db, "connection_held", connection,
+        f"every model on {connection} is down ({', '.join(aliases)}): the connection is the likely "
+        "problem, so none was retired; check its key and service, or retire them all",
+        {"models": aliases, "endpoint": first.endpoint if first else connection}, now)
+
+
+async def apply_rules(ctx: Context, models: list[ModelRecord], found: dict[str, Evidence], report: Report) -> None:
+    now = ctx.clock.now()
+    decisions = [judge(e, now, _day_of(ctx)) for e in found.values()]
     decisions, held = guard(decisions, found)
     report.held = held
     for connection in {e.connection for e in found.values()}:
         if connection in held:
-            await alert_store.raise_one(
-                ctx.db, "connection_held", connection,
-                f"every model on {connection} is down ({', '.join(held[connection])}): the connection is the likely "
-                "problem, so none was retired; check its key and service, or retire them all",
-                {"models": held[connection]}, now)
+            await hold(ctx, connection, held[connection], now)
         else:
             await alert_store.clear_one(ctx.db, "connection_held", connection, "not every model is down", now)
     by_alias = {m.alias: m for m in models}
-    prober = Prober(ctx, clock)
+    prober = Prober(ctx)
     for d in decisions:
-        if d.action == "confirm":
-            d = await _confirm(ctx, prober, by_alias[d.alias], d, found[d.alias], report, clock)
-        await _act(ctx, by_alias[d.alias], d, report, clock)
+        if d.action == "confirm" and d.connection in report.held:  # a witness found the connection down
+            d = replace(d, action="held")
+        elif d.action == "confirm":
+            d = await _confirm(ctx, prober, by_alias[d.alias], d, found, report)
+        await _act(ctx, by_alias[d.alias], d, report)
 
 
-async def _confirm(ctx: Context, prober: Prober, model: ModelRecord, d: Decision, e: Evidence, report: Report,
-                   clock: Clock) -> Decision:
-    """One more call: the same failure retires the model; an answer keeps it; another failure
-    leaves it to the slower rules."""
+def _day_of(ctx: Context) -> DayOf:
+    return lambda moment: day_of(ctx.clock, moment)
+
+
+async def _confirm(ctx: Context, prober: Prober, model: ModelRecord, d: Decision, found: dict[str, Evidence],
+                   report: Report) -> Decision:
+    """One more call: the same failure retires the model (unless a witness says the connection is the
+    problem); an answer keeps it; another failure leaves it to the slower rules."""
     [row] = await prober.probe(model, "confirm")
     assert d.failure is not None
+    e = found[d.alias]
     if row.failure == d.failure.failure:
+        if row.failure in PAUSING and await _connection_fails(ctx, prober, model, row.failure, found, report):
+            return replace(d, action="held", why=f"{d.why} (so did another model on {d.connection})")
         return replace(d, action="retire", why=f"{d.why} (confirmed by a second call)")
     if row.answered:
         report.confirmed_alive.append(model.alias)
         return replace(d, action="keep", why="answered the confirmation call")
     seen = Outcome(row.at, False, row.failure, row.detail, "confirm")
-    later = judge(replace(e, outcomes=(*e.outcomes, seen)), clock.now(), lambda t: day_of(clock, t))
-    return later if later.action != "confirm" else replace(later, action="watch", retires_at=clock.now() + 86400.0)
+    now = ctx.clock.now()
+    later = judge(replace(e, outcomes=(*e.outcomes, seen)), now, _day_of(ctx))
+    return later if later.action != "confirm" else replace(later, action="watch", retires_at=now + 86400.0)
 
 
-async def _act(ctx: Context, model: ModelRecord, d: Decision, report: Report, clock: Clock) -> None:
-    now = clock.now()
+async def _connection_fails(ctx: Context, prober: Prober, model: ModelRecord, failure: str,
+                            found: dict[str, Evidence], report: Report) -> bool:
+    """A failure that pauses the whole connection (402, 403) may be the account's: ask one witness on
+    the same connection, a model that answered since its clock started. True (and the connection
+    held) when it fails the same way; False when it answers, fails otherwise, or there is none."""
+    e = found[model.alias]
+    others = sorted((o for o in found.values() if o.connection == e.connection and o.alias != model.alias
+                     and (o.last_answer or 0.0) >= o.since), key=lambda o: -(o.last_answer or 0.0))
+    witness = next((await model_store.find(ctx.db, o.alias) for o in others), None)
+    if witness is None:
+        return False
+    [row] = await prober.probe(witness, "witness")
+    if row.failure != failure:
+        return False
+    aliases = sorted({model.alias, witness.alias})
+    await hold(ctx, e.connection, aliases, ctx.clock.now())
+    report.held[e.connection] = aliases
+    return True
+
+
+async def _act(ctx: Context, model: ModelRecord, d: Decision, report: Report) -> None:
+    now = ctx.clock.now()
     if d.action == "retire":
         await retire(ctx, model, d, report, {"rule": d.rule, "why": d.why,
                                              "failure": d.failure.__dict__ if d.failure else None}, now)
@@ -180,7 +233,7 @@ async def retire(ctx: Context, model: ModelRecord, d: Decision, report: Report, 
     report.retired.append({"alias": model.alias, "rule": d.rule, "why": d.why, "collections": left})
 
 
-async def retire_all(ctx: Context, connection: str, clock: Clock) -> list[str]:
+async def retire_all(ctx: Context, connection: str) -> list[str]:
     """The held connection's "Retire all": every model the hold names, retired with its evidence."""
     held = await alert_store.open_of(ctx.db, "connection_held", connection)
     names = list((held.detail if held else {}).get("models") or [])
@@ -189,6 +242,6 @@ async def retire_all(ctx: Context, connection: str, clock: Clock) -> list[str]:
         model = await model_store.find(ctx.db, alias)
         if model is not None and not model.retired:
             d = Decision(alias, connection, "retire", "connection", f"retired with every model on {connection}")
-            await retire(ctx, model, d, report, {"rule": "connection", "held": names}, clock.now())
-    await alert_store.clear_one(ctx.db, "connection_held", connection, "retired all", clock.now())
+            await retire(ctx, model, d, report, {"rule": "connection", "held": names}, ctx.clock.now())
+    await alert_store.clear_one(ctx.db, "connection_held", connection, "retired all", ctx.clock.now())
     return [r["alias"] for r in report.retired]

@@ -20,23 +20,21 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.policy import Policy
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.engine.panel import PanelRun, start_panel
+from benchwarmers_mcp.engine import collections, report
+from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, start_panel
+from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest, BenchError
-from benchwarmers_mcp.gateway import collections_view, panel_view
-from benchwarmers_mcp.gateway.bench_routes import parse_verdict
-from benchwarmers_mcp.gateway.body import read_json
-from benchwarmers_mcp.gateway.dispatch import context, guarded, key_name
-from benchwarmers_mcp.gateway.naming import split_model
-from benchwarmers_mcp.gateway.openai_chat import render_error as openai_error
+from benchwarmers_mcp.inbound import access_of, context, guarded, read_json
+from benchwarmers_mcp.inbound import render_error as default_error
 from benchwarmers_mcp.mcp.tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
 from benchwarmers_mcp.messages import Ask, user
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import reminders, verdicts
 
 log = logging.getLogger("benchwarmers.mcp")
@@ -47,10 +45,6 @@ def refused(tool: str, error: BenchError) -> ToolFailure:
     return ToolFailure(f"Benchwarmers refused {tool} ({error.status}): {error.message}")
 
 
-def _key_name(request: Request | None) -> str:
-    return "local" if request is None else key_name(request)
-
-
 class EngineTools:
     """The ``mcp_tools.Backend`` of the server itself: the engine and the store, in-process."""
 
@@ -58,9 +52,7 @@ class EngineTools:
         self.ctx = ctx
 
     async def collections(self, request: Request | None) -> list[dict[str, Any]]:
-        scope_of = self.ctx.extras.get("scope_of")
-        only = scope_of(request) if scope_of and request is not None else None
-        return await collections_view.entries(self.ctx.db, only=only)
+        return await collections.entries(self.ctx.db, only=access_of(request).visible())
 
     async def ask(self, args: AskArgs, request: Request | None, progress: Progress) -> tuple[str, dict[str, Any]]:
         try:
@@ -73,29 +65,31 @@ class EngineTools:
         async for event in run.events(keepalive=self.ctx.settings.keepalive):
             if event is None:
                 await progress.tick()
-            elif run.merge is not None:
+            elif isinstance(event, MergeDone):
                 await progress.seat(seats + 1, message="merged")
-            elif merging and len(run.seats_done) == seats:
+            elif merging and event.answered == seats:
                 await progress.seat(seats, message=f"{seats} of {seats} seats answered; merging")
             else:
-                await progress.seat(len(run.seats_done))
-        return panel_view.content(run), panel_view.bench_field(run)
+                await progress.seat(event.answered)
+        await run.wait()
+        return report.content(run), report.panel_bench(run)
 
     async def _start(self, args: AskArgs, request: Request | None) -> PanelRun:
-        collection, suffix = split_model(args.collection)
+        collection, suffix = collections.split_model(args.collection)
         reply = suffix if args.merged is None else ("merged" if args.merged else "all")
         nominees = tuple(n.strip() for n in args.with_ or () if n.strip())
+        access = access_of(request)
         ask = Ask(collection=collection, messages=(user(args.prompt),), system=args.system or None, reply=reply,
-                  with_=nominees, model_name=args.collection, key_name=_key_name(request))
-        check_scope = self.ctx.extras.get("check_scope")
-        if check_scope is not None and request is not None:
-            check_scope(request, collection)
-        return await start_panel(self.ctx, ask)
+                  with_=nominees, model_name=args.collection, key_name=access.key_name)
+        access.check(collection)
+        found = await collection_store.resolve(self.ctx.db, collection)
+        return await start_panel(self.ctx, ask, found, collections.reply_mode(ask, found, can_route=False),
+                                 access=access)
 
     async def verdict(self, args: VerdictArgs, request: Request | None) -> tuple[dict[str, Any], bool]:
         try:
             verdict = parse_verdict(args.body())
-            recorded, written = await verdicts.record(self.ctx.db, verdict, key_name=_key_name(request))
+            recorded, written = await verdicts.record(self.ctx.db, verdict, key_name=access_of(request).key_name)
         except BenchError as e:
             raise refused("verdict", e) from None
         return recorded.as_dict(), written
@@ -150,10 +144,7 @@ class McpEndpoint:
         await handler(scope, receive, send)
 
 
-mcp_endpoint = McpEndpoint()
-# No GET: the server opens no stream of its own (405, as the spec allows), so no idle stream can hold
-# a stopping server open. DELETE ends a handshake-era session.
-MCP_METHODS = ["POST", "DELETE"]
+mcp_endpoint = McpEndpoint()  # POST and DELETE (a handshake-era session's end); no GET, see routes.py
 
 
 def render_error(error: BenchError) -> Response:
@@ -166,7 +157,7 @@ def render_error(error: BenchError) -> Response:
 
 # ---- POST /bench/remind ------------------------------------------------------------------------
 
-@guarded(openai_error)
+@guarded(default_error)
 async def post_remind(request: Request) -> Response:
     """``{"session", "calls": [...]}`` -> ``{"due": [...]}``: the answered seats with no verdict that this
     session was not reminded about yet, now recorded as reminded."""
@@ -178,10 +169,3 @@ async def post_remind(request: Request) -> Response:
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls) or len(calls) > MAX_CALLS:
         raise BadRequest(f"calls must be a list of call ids (at most {MAX_CALLS:,})")
     return JSONResponse({"due": await reminders.due(ctx.db, session.strip(), calls)})
-
-
-def routes() -> list[BaseRoute]:
-    """MCP at ``/mcp`` and ``/v1/mcp`` (a trailing slash answers too, never a redirect), and the reminders."""
-    paths = ("/mcp", "/v1/mcp", "/mcp/", "/v1/mcp/")
-    return [*(Route(p, mcp_endpoint, methods=MCP_METHODS) for p in paths),
-            Route("/bench/remind", post_remind, methods=["POST"])]

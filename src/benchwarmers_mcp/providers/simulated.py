@@ -6,8 +6,11 @@ The served name picks the persona and its behaviour, query-string style::
     sage?latency=1.5             answers after 1.5 s
     flaky?fail=429               fails like an upstream: 429, 500, 404 (gone), 401 (auth), timeout, empty
     caller?tool=1                calls the first offered tool once, then answers from its result
+    judge?say=no-fault           a scripted answer (the suite's fake models): no-fault, line1, short,
+                                 true, false, refuse, notice
 
-Every answer says it is simulated, so nobody mistakes it for a model's work.
+Every answer says it is simulated, so nobody mistakes it for a model's work (the scripted ``say``
+answers too, but for ``short``, ``refuse`` and ``notice``, whose whole point is their exact words).
 """
 
 from __future__ import annotations
@@ -49,6 +52,17 @@ CLAIMS = (
 )
 
 
+SCRIPTED = {
+    "no-fault": "NO FAULT\nI read every line and nothing in it misbehaves (a scripted, simulated answer).",
+    "line1": "FAULT: line 1\nThe first line is where it goes wrong (a scripted, simulated answer).",
+    "short": "NO FAULT",
+    "true": "VERDICT: TRUE\nThe quoted lines say so plainly (a scripted, simulated answer).",
+    "false": "VERDICT: FALSE\nThe quoted lines say otherwise (a scripted, simulated answer).",
+    "refuse": "I'm sorry, but I can't help with that request.",
+    "notice": "You are out of credits. Add credits to keep using this model.",
+}
+
+
 def parse_persona(served: str) -> tuple[str, dict[str, str]]:
     name, _, query = served.partition("?")
     return name.rsplit("/", 1)[-1], {k: v[-1] for k, v in parse_qs(query).items()}
@@ -81,6 +95,9 @@ class Simulated:
         usage = Usage(estimate_text_tokens((request.system or "") + prompt), 0, estimated=True)
         if mode == "empty":
             return Answer("", usage=usage)
+        if opts.get("say") in SCRIPTED:
+            text = SCRIPTED[opts["say"]]
+            return Answer(text, usage=Usage(usage.input_tokens, estimate_text_tokens(text), estimated=True))
         last = request.messages[-1] if request.messages else None
         if opts.get("tool") and request.tools and not (last and last.tool_results):
             tool = request.tools[0]

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database, Transaction
+from benchwarmers_mcp.store.db import Database, Row, Transaction
 
 KINDS = ("retiring", "retired", "connection_held", "registration", "went_paid", "auth", "billing", "model_gone")
 
@@ -34,7 +34,7 @@ class Alert:
     cleared_why: str | None = None
 
 
-def _alert(row: Any) -> Alert:
+def _alert(row: Row) -> Alert:
     return Alert(row["id"], row["at"], row["kind"], row["subject"], row["message"], json.loads(row["detail"] or "{}"),
                  row["refreshed_at"], row["dismissed_at"], row["cleared_at"], row["cleared_why"])
 
@@ -51,10 +51,8 @@ async def put(tx: Transaction, kind: str, subject: str, message: str, detail: di
         await tx.execute("UPDATE alerts SET message = ?, detail = ?, refreshed_at = ? WHERE id = ?",
                          (text, extra, now, row["id"]))
         return int(row["id"])
-    new = await tx.insert("INSERT INTO alerts (at, kind, subject, message, detail) VALUES (?, ?, ?, ?, ?)",
-                          (now, kind, subject, text, extra))
-    assert new is not None
-    return new
+    return await tx.insert("INSERT INTO alerts (at, kind, subject, message, detail) VALUES (?, ?, ?, ?, ?)",
+                           (now, kind, subject, text, extra))
 
 
 async def clear(tx: Transaction, kinds: tuple[str, ...] | str, subject: str, why: str,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row
 
 
 def new_panel_id(now: float | None = None) -> str:
@@ -80,3 +80,23 @@ async def record_seat(db: Database, seat: SeatRecord) -> None:
         (seat.call, seat.panel, seat.seat, seat.label, seat.alias, seat.status, seat.seconds, seat.answer,
          seat.error, seat.tokens_in, seat.tokens_out, seat.at),
     )
+
+
+def _panel(row: Row) -> PanelRecord:
+    return PanelRecord(row["id"], row["at"], row["collection"], row["shape"], row["shape_by"], row["reply"],
+                       row["key_name"], row["system"], row["prompt"], json.loads(row["skipped"]), row["note"])
+
+
+async def panel(db: Database, panel_id: str) -> PanelRecord | None:
+    row = await db.fetchone("SELECT * FROM panels WHERE id = ?", (panel_id,))
+    return None if row is None else _panel(row)
+
+
+async def panels(db: Database) -> list[PanelRecord]:
+    """Every panel, oldest first."""
+    return [_panel(r) for r in await db.fetchall("SELECT * FROM panels ORDER BY at, id")]
+
+
+async def seat_counts(db: Database) -> dict[str, int]:
+    """Per alias: the seats it has sat (merger seats included), over every panel."""
+    return {r[0]: int(r[1]) for r in await db.fetchall("SELECT alias, COUNT(*) FROM seats GROUP BY alias")}

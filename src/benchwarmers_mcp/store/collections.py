@@ -6,6 +6,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound, UnknownCollection
 from benchwarmers_mcp.store.changes import log_change
@@ -31,7 +32,7 @@ class Collection:
     def qualified(self) -> str:
         return f"bench/{self.name}"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "members": list(self.members), "description": self.description,
                 "tags": list(self.tags), "shape": self.shape, "reply": self.reply, "merger": self.merger}
 

@@ -1,4 +1,9 @@
-"""The database handle: aiosqlite, WAL, one writer.
+"""The store's one interface (``Database``, ``Transaction``, ``Row``, ``Reader``) and its SQLite
+backend: aiosqlite, WAL, one writer.
+
+Every store module talks to the database through these methods and nothing else; none of them
+sees the driver. What a second backend must implement, and the SQLite-only points it must cover,
+is in the package docstring (``store/__init__.py``).
 
 Reads run straight on the connection. Every write goes through ``write()`` or ``transaction()``,
 which hold one lock per process and open ``BEGIN IMMEDIATE`` so that writers in other processes
@@ -9,17 +14,65 @@ A write returns only after its commit: what is acknowledged is on disk.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence, Sized
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiosqlite
 import anyio
 
 from benchwarmers_mcp.store.migrations import apply_migrations
 
-Params = Sequence[Any] | dict[str, Any]
+Params = Sequence[Any]
+
+
+class Row(Protocol):
+    """A result row: by position (``row[0]``) or column name (``row["alias"]``), iterable over its
+    values, and ``dict(row)`` gives ``{column: value}``. ``sqlite3.Row`` is one."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __len__(self) -> int: ...
+
+    def keys(self) -> list[str]: ...
+
+
+class Reader(Protocol):
+    """What both ``Database`` and an open ``Transaction`` answer: a read function that takes a
+    ``Reader`` runs inside a writer's transaction or on its own."""
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None: ...
+
+    async def fetchval(self, sql: str, params: Params = ()) -> Any: ...
+
+
+def placeholders(values: Sized) -> str:
+    """``?, ?, ?`` for an ``IN (...)`` list of ``values`` (never empty: callers return early)."""
+    return ", ".join("?" * len(values))
+
+
+# Each statement is one hop to aiosqlite's thread (~0.1-0.2 ms): ``execute_fetchall`` does
+# execute + fetch in one, where a cursor would cost three (execute, fetch, close).
+
+async def _fetchall(conn: aiosqlite.Connection, sql: str, params: Params) -> list[Row]:
+    return list(await conn.execute_fetchall(sql, params))
+
+
+async def _fetchone(conn: aiosqlite.Connection, sql: str, params: Params) -> Row | None:
+    rows = list(await conn.execute_fetchall(sql, params))
+    return rows[0] if rows else None
+
+
+async def _execute(conn: aiosqlite.Connection, sql: str, params: Params) -> int:
+    """Run one statement; the rows it changed (SQLite's ``total_changes`` counts trigger rows too)."""
+    before = conn.total_changes
+    await conn.execute_fetchall(sql, params)
+    return conn.total_changes - before
 
 
 class Database:
@@ -52,73 +105,73 @@ class Database:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    @property
-    def conn(self) -> aiosqlite.Connection:
+    def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
             raise RuntimeError("database is not open")
         return self._conn
 
-    # Each statement is one hop to aiosqlite's thread (~0.1-0.2 ms): ``execute_fetchall`` does
-    # execute + fetch in one, where a cursor would cost three (execute, fetch, close).
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        return list(await self.conn.execute_fetchall(sql, params))
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        return await _fetchall(self._connection(), sql, params)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        rows = await self.conn.execute_fetchall(sql, params)
-        return rows[0] if rows else None
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        return await _fetchone(self._connection(), sql, params)
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
 
     async def write(self, sql: str, params: Params = ()) -> int:
-        """One write statement, atomic on its own (autocommit); returns the row count.
+        """One write statement, atomic on its own (autocommit); returns the rows it changed.
 
         It still takes the writer's lock, so it never lands inside another task's open transaction.
         """
         async with self._lock:
-            before = self.conn.total_changes
-            await self.conn.execute_fetchall(sql, params)
-            return self.conn.total_changes - before
+            return await _execute(self._connection(), sql, params)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
+        """The one writer: everything inside commits together, or (on any exception) not at all.
+        Writers of every process on the store run one at a time."""
         async with self._lock:
-            await self.conn.execute_fetchall("BEGIN IMMEDIATE")
+            conn = self._connection()
+            await conn.execute_fetchall("BEGIN IMMEDIATE")
             try:
-                yield Transaction(self.conn)
+                yield Transaction(conn)
             except BaseException:
                 with anyio.CancelScope(shield=True):
-                    await self.conn.execute_fetchall("ROLLBACK")
+                    await conn.execute_fetchall("ROLLBACK")
                 raise
             else:
                 with anyio.CancelScope(shield=True):
-                    await self.conn.execute_fetchall("COMMIT")
+                    await conn.execute_fetchall("COMMIT")
 
 
 class Transaction:
     """The writer's view inside ``Database.transaction()``."""
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
-        self.conn = conn
+        self._conn = conn
 
     async def execute(self, sql: str, params: Params = ()) -> int:
-        before = self.conn.total_changes
-        await self.conn.execute_fetchall(sql, params)
-        return self.conn.total_changes - before
+        """One statement; returns the rows it changed."""
+        return await _execute(self._conn, sql, params)
 
-    async def insert(self, sql: str, params: Params = ()) -> int | None:
-        async with self.conn.execute(sql, params) as cur:
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        """One ``INSERT`` into a table with an integer ``id`` key; returns the new row's id."""
+        async with self._conn.execute(sql, params) as cur:
+            if cur.lastrowid is None:
+                raise RuntimeError("the insert made no row")
             return cur.lastrowid
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        await self.conn.executemany(sql, rows)
+        await self._conn.executemany(sql, rows)
 
-    # Each statement is one hop to aiosqlite's thread (~0.1-0.2 ms): ``execute_fetchall`` does
-    # execute + fetch in one, where a cursor would cost three (execute, fetch, close).
-    async def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        return list(await self.conn.execute_fetchall(sql, params))
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        return await _fetchall(self._conn, sql, params)
 
-    async def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        rows = await self.conn.execute_fetchall(sql, params)
-        return rows[0] if rows else None
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        return await _fetchone(self._conn, sql, params)
+
+    async def fetchval(self, sql: str, params: Params = ()) -> Any:
+        row = await self.fetchone(sql, params)
+        return None if row is None else row[0]

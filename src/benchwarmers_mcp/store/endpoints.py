@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row
 
 APIS = ("chat", "responses", "anthropic", "gemini", "ollama", "simulated")
 KINDS = ("provider", "aggregator", "hub", "local", "simulated")
@@ -37,7 +37,7 @@ class Endpoint:
         return self.api == "simulated"
 
 
-def from_row(row) -> Endpoint:
+def from_row(row: Row) -> Endpoint:
     """An Endpoint from a row of the endpoints table (or a query selecting its columns)."""
     return Endpoint(row["name"], row["base_url"], row["api"], row["kind"], row["key_name"],
                     json.loads(row["headers"]), row["connection"])
@@ -81,6 +81,11 @@ async def get(db: Database, name: str) -> Endpoint:
 
 async def list_all(db: Database) -> list[Endpoint]:
     return [from_row(r) for r in await db.fetchall("SELECT * FROM endpoints ORDER BY name")]
+
+
+async def simulated_names(db: Database) -> set[str]:
+    """The endpoints that serve simulated models (the ``simulated`` API)."""
+    return {r[0] for r in await db.fetchall("SELECT name FROM endpoints WHERE api = 'simulated'")}
 
 
 async def remove(db: Database, name: str) -> None:

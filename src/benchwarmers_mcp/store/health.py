@@ -1,5 +1,6 @@
-"""Health history: probe rows, endpoint listings as snapshotted, what probes learned, and the
-evidence the auto-retire rules read (answers from every source, when each model's clock started).
+"""Health history: probe rows, endpoint listings as snapshotted, each model's probe quirks, and
+the evidence the auto-retire rules read (answers from every source, when each model's clock
+started). Capabilities a probe sees are facts of the ``learned`` source (``store/facts.py``).
 
 Migration ``health_001_probes``. The decisions live in ``health/``; this module only reads and writes.
 """
@@ -11,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store import facts
+from benchwarmers_mcp.store.db import Database, Row
 
 # the probe kinds whose failures are evidence that a model is gone (capability probes only teach)
 LIFE_KINDS = ("availability", "speed", "confirm", "retry", "onboarding")
@@ -48,7 +50,7 @@ class ProbeRow:
 COLUMNS = tuple(f for f in ProbeRow.__dataclass_fields__ if f != "id")
 
 
-def _probe(row: Any) -> ProbeRow:
+def _probe(row: Row) -> ProbeRow:
     values = {name: row[name] for name in COLUMNS}
     values["learned"] = json.loads(values["learned"] or "{}")
     return ProbeRow(**values, id=row["id"])
@@ -60,10 +62,8 @@ async def add_probe(db: Database, row: ProbeRow) -> int:
     values["detail"] = row.detail[:300]
     marks = ", ".join("?" for _ in COLUMNS)
     async with db.transaction() as tx:
-        new = await tx.insert(f"INSERT INTO probes ({', '.join(COLUMNS)}) VALUES ({marks})",
-                              [values[c] for c in COLUMNS])
-    assert new is not None
-    return new
+        return await tx.insert(f"INSERT INTO probes ({', '.join(COLUMNS)}) VALUES ({marks})",
+                               [values[c] for c in COLUMNS])
 
 
 async def probes(db: Database, *, alias: str | None = None, since: float = 0.0, limit: int = 500) -> list[ProbeRow]:
@@ -119,9 +119,9 @@ async def last_answers(db: Database) -> dict[str, float]:
 async def clock_starts(db: Database) -> dict[str, float]:
     """When each model's evidence starts counting: its registration, or its latest restore."""
     rows = await db.fetchall(
-        "SELECT m.alias, MAX(m.created_at, COALESCE((SELECT MAX(r.restored_at) FROM retirements r"
-        " WHERE r.alias = m.alias), 0)) FROM models m")
-    return {r[0]: float(r[1]) for r in rows}
+        "SELECT m.alias, m.created_at, (SELECT MAX(r.restored_at) FROM retirements r WHERE r.alias = m.alias)"
+        " FROM models m")
+    return {r[0]: max(float(r[1]), float(r[2] or 0.0)) for r in rows}
 
 
 # -- listings --
@@ -151,24 +151,40 @@ async def listings(db: Database, endpoint: str, since: float = 0.0) -> list[List
     return [Listing(r["endpoint"], r["at"], bool(r["ok"]), tuple(json.loads(r["served"])), r["error"]) for r in rows]
 
 
-# -- what probes learned (positives only) and the request quirks they found --
+# -- what probes found about calling a model (its request quirks) and the capabilities they saw --
 
-async def learn(db: Database, alias: str, facts: dict[str, Any], source: str, at: float) -> None:
-    if not facts:
+async def quirks(db: Database, alias: str) -> dict[str, Any]:
+    """The parameters ``alias``'s API refused to a probe before (``health.probes.Quirks``)."""
+    raw = await db.fetchval("SELECT quirks FROM probe_quirks WHERE alias = ?", (alias,))
+    value = json.loads(raw) if raw else {}
+    return value if isinstance(value, dict) else {}
+
+
+async def save_quirks(db: Database, alias: str, value: dict[str, Any], at: float) -> None:
+    await db.write("INSERT INTO probe_quirks (alias, quirks, at) VALUES (?, ?, ?) ON CONFLICT (alias)"
+                   " DO UPDATE SET quirks = excluded.quirks, at = excluded.at", (alias, json.dumps(value), at))
+
+
+async def learn_capabilities(db: Database, alias: str, taught: Iterable[tuple[str, Any, str]]) -> None:
+    """Capabilities a probe saw (fact, value, evidence) as *learned* facts (``store/facts.py``: the
+    user's say still wins), and the model row's effective facts after them, in one transaction."""
+    taught = list(taught)
+    if not taught:
         return
     async with db.transaction() as tx:
-        await tx.executemany(
-            "INSERT INTO learned (alias, name, value, source, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias, name)"
-            " DO UPDATE SET value = excluded.value, source = excluded.source, at = excluded.at",
-            [(alias, name, json.dumps(value), source, at) for name, value in facts.items()])
+        for fact, value, evidence in taught:
+            await facts.learn(tx, alias, fact, value, evidence)
+        await facts.recompute(tx, alias)
 
 
-async def learned(db: Database, aliases: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
-    """alias -> {name: value} of what probes learned (``tools``, ``reasoning``, ``probe_quirks``)."""
-    rows = await db.fetchall("SELECT alias, name, value FROM learned ORDER BY alias, name")
-    wanted = None if aliases is None else set(aliases)
-    out: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        if wanted is None or r["alias"] in wanted:
-            out.setdefault(r["alias"], {})[r["name"]] = json.loads(r["value"])
-    return out
+async def known_facts(db: Database, aliases: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """alias -> {fact: effective value} from every source (what a probe needs to know: does it reason,
+    are its tools known)."""
+    rows = await facts.rows_for(db, None if aliases is None else list(aliases))
+    return {alias: {name: k.winner.value for name, k in facts.effective(found).items()} for alias, found in rows.items()}
+
+
+async def learned_facts(db: Database, aliases: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """alias -> {fact: value} of the *learned* source alone (from probes and the model's own errors)."""
+    rows = await facts.rows_for(db, None if aliases is None else list(aliases))
+    return {alias: {r.fact: r.value for r in found if r.source == "learned"} for alias, found in rows.items()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchwarmers_mcp.store.db import Database, Transaction
 
@@ -36,7 +37,7 @@ INSERT_SQL = ("INSERT INTO usage (t, alias, connection, endpoint, served, status
               " reasoning, seconds, caller, purpose, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def _values(row: UsageRow) -> tuple:
+def _values(row: UsageRow) -> tuple[Any, ...]:
     return (row.t, row.alias, row.connection, row.endpoint, row.served, row.status, row.attempts, row.tokens_in,
             row.tokens_out, row.reasoning, row.seconds, row.caller, row.purpose, row.key_name)
 
@@ -58,8 +59,16 @@ async def totals(db: Database, since: float = 0.0) -> dict[str, dict[str, int]]:
                    "reasoning": r[5] or 0} for r in rows}
 
 
+COLUMNS = ("t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out, reasoning, seconds,"
+           " caller, purpose, key_name")  # named as the fields of UsageRow
+
+
 async def rows(db: Database, since: float = 0.0, limit: int = 1000) -> list[UsageRow]:
-    found = await db.fetchall(
-        "SELECT t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out, reasoning, seconds,"
-        " caller, purpose, key_name FROM usage WHERE t >= ? ORDER BY t DESC LIMIT ?", (since, limit))
-    return [UsageRow(**dict(r)) for r in found]  # the columns are named as the fields
+    """The latest rows (by start time) since ``since``, newest first."""
+    found = await db.fetchall(f"SELECT {COLUMNS} FROM usage WHERE t >= ? ORDER BY t DESC LIMIT ?", (since, limit))
+    return [UsageRow(**dict(r)) for r in found]
+
+
+async def in_order(db: Database) -> list[UsageRow]:
+    """Every row, in the order written."""
+    return [UsageRow(**dict(r)) for r in await db.fetchall(f"SELECT {COLUMNS} FROM usage ORDER BY id")]

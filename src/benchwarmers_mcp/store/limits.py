@@ -9,24 +9,31 @@ ledger), ``model_states`` (rests, strikes, pending retirement), ``connection_sta
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from benchwarmers_mcp.store import ledger
-from benchwarmers_mcp.store.db import Database, Transaction
+from benchwarmers_mcp.store import facts, ledger
+from benchwarmers_mcp.store.db import Database, Row, Transaction
+from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
-from benchwarmers_mcp.upstream.quota import QuotaRecord
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
 
 
-class Reader(Protocol):
-    async def fetchall(self, sql: str, params: Sequence[Any] = ...) -> list[Any]: ...
+@dataclass(frozen=True)
+class QuotaRecord:
+    """One window a provider told us about. ``scope`` is "model" or "connection"."""
 
-    async def fetchone(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+    metric: str
+    window: str
+    limit: int | None = None
+    remaining: int | None = None
+    reset_at: float | None = None
+    scope: str = "model"
+    source: str = "headers"
 
 
 @dataclass(frozen=True)
@@ -47,22 +54,23 @@ class Gate:
         return self.endpoint.connection_name
 
 
+# the parameters, in order: alias, alias, now, alias, endpoint
 GATE_SQL = f"""
 SELECT e.*,
   EXISTS (SELECT 1 FROM user_limits u WHERE (u.scope = 'connection' AND u.subject = {CONNECTION_OF})
-          OR (u.scope = 'model' AND u.subject = :alias)) AS limited,
-  EXISTS (SELECT 1 FROM quotas q WHERE q.connection = {CONNECTION_OF} AND q.alias IN ('', :alias)
-          AND q.reset_at > :now AND q.remaining IS NOT NULL) AS quoted,
+          OR (u.scope = 'model' AND u.subject = ?)) AS limited,
+  EXISTS (SELECT 1 FROM quotas q WHERE q.connection = {CONNECTION_OF} AND q.alias IN ('', ?)
+          AND q.reset_at > ? AND q.remaining IS NOT NULL) AS quoted,
   s.rest_until, s.rest_why, s.strikes, s.pending_retire_at, c.paused_until, c.paused_why
 FROM endpoints e
-LEFT JOIN model_states s ON s.alias = :alias
+LEFT JOIN model_states s ON s.alias = ?
 LEFT JOIN connection_states c ON c.connection = {CONNECTION_OF}
-WHERE e.name = :endpoint
+WHERE e.name = ?
 """
 
 
 async def gate(db: Database, endpoint: str, alias: str, now: float) -> Gate | None:
-    row = await db.fetchone(GATE_SQL, {"endpoint": endpoint, "alias": alias, "now": now})
+    row = await db.fetchone(GATE_SQL, (alias, alias, now, alias, endpoint))
     if row is None:
         return None
     return Gate(endpoint_row(row), bool(row["limited"] or row["quoted"]), row["rest_until"], row["rest_why"],
@@ -97,8 +105,9 @@ async def learn_limit(tx: Transaction, scope: str, subject: str, name: str, valu
     """A limit read from error text: it only ever tightens."""
     await tx.execute(
         "INSERT INTO user_limits (scope, subject, name, source, value, updated_at) VALUES (?, ?, ?, 'learned', ?, ?)"
-        " ON CONFLICT (scope, subject, name, source) DO UPDATE SET value = MIN(user_limits.value, excluded.value),"
-        " updated_at = excluded.updated_at", (scope, subject, name, value, time.time()))
+        " ON CONFLICT (scope, subject, name, source) DO UPDATE SET value = CASE WHEN excluded.value < user_limits.value"
+        " THEN excluded.value ELSE user_limits.value END, updated_at = excluded.updated_at",
+        (scope, subject, name, value, time.time()))
 
 
 async def limits_for(db: Reader, connection: str, alias: str | None) -> list[UserLimit]:
@@ -128,7 +137,7 @@ class StoredQuota:
     observed_at: float
 
 
-def _quota(row: Any) -> StoredQuota:
+def _quota(row: Row) -> StoredQuota:
     record = QuotaRecord(row["metric"], row["span"], row["lim"], row["remaining"], row["reset_at"],
                          "model" if row["alias"] else "connection", row["source"])
     return StoredQuota(row["connection"], row["alias"], record, row["observed_at"])
@@ -188,10 +197,8 @@ async def expire_inflight(tx: Transaction, now: float) -> None:
 
 async def add_inflight(tx: Transaction, connection: str, alias: str, tokens: int, started: float,
                        expires: float) -> int:
-    ticket = await tx.insert("INSERT INTO inflight (connection, alias, tokens, started, expires) VALUES (?, ?, ?, ?, ?)",
-                             (connection, alias, tokens, started, expires))
-    assert ticket is not None
-    return ticket
+    return await tx.insert("INSERT INTO inflight (connection, alias, tokens, started, expires) VALUES (?, ?, ?, ?, ?)",
+                           (connection, alias, tokens, started, expires))
 
 
 async def inflight_count(db: Database) -> int:
@@ -213,6 +220,7 @@ class Settlement:
     pause: tuple[float, str] | None = None
     retire_why: str | None = None
     alerts: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, subject, message)
+    facts: list[tuple[str, Any, str]] = field(default_factory=list)  # (fact, value, evidence) the reply taught
 
     @property
     def only_the_row(self) -> bool:
@@ -251,6 +259,15 @@ async def settle(db: Database, s: Settlement) -> None:
             await pause(tx, connection, *s.pause)
         for kind, subject, message in s.alerts:
             await raise_alert(tx, kind, subject, message)
+        if s.facts:
+            await learn_facts(tx, alias, s.facts)
+
+
+async def learn_facts(tx: Transaction, alias: str, taught: Iterable[tuple[str, Any, str]]) -> None:
+    """Facts a call's reply taught about its model, and the model row's effective facts after them."""
+    for fact, value, evidence in taught:
+        await facts.learn(tx, alias, fact, value, evidence)
+    await facts.recompute(tx, alias)
 
 
 async def _state(tx: Transaction, alias: str, connection: str, now: float) -> None:

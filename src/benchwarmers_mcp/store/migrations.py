@@ -337,9 +337,154 @@ async def seats_002_touch_model(tx: Transaction) -> None:
 
 
 @migration
+async def catalog_001_facts(tx: Transaction) -> None:
+    """Model facts with their sources, the catalog's refreshed feeds, first-seen times, candidate
+    dismissals. The facts already on model rows were set by the user: they become the user's."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE model_facts (
+            alias TEXT NOT NULL,
+            fact TEXT NOT NULL,
+            source TEXT NOT NULL,
+            value TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            entry TEXT NOT NULL DEFAULT '',
+            evidence TEXT NOT NULL DEFAULT '',
+            at REAL NOT NULL,
+            PRIMARY KEY (alias, fact, source)
+        );
+        CREATE INDEX model_facts_entry ON model_facts (entry);
+        CREATE TABLE catalog_feeds (
+            source TEXT PRIMARY KEY,
+            body TEXT,
+            entries INTEGER NOT NULL DEFAULT 0,
+            fetched_at REAL,
+            tried_at REAL,
+            error TEXT NOT NULL DEFAULT '',
+            url TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE catalog_seen (
+            entry TEXT PRIMARY KEY,
+            first_seen REAL NOT NULL
+        );
+        CREATE TABLE catalog_state (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE candidate_dismissals (
+            endpoint TEXT NOT NULL,
+            served TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (endpoint, served)
+        )
+        """,
+    )
+    for column in ("context_window", "max_output", "tools", "vision"):
+        value = "CASE WHEN {0} = 0 THEN 'false' ELSE 'true' END" if column in ("tools", "vision") else "CAST({0} AS TEXT)"
+        await tx.execute(
+            f"INSERT INTO model_facts (alias, fact, source, value, detail, at) SELECT alias, '{column}', 'user',"
+            f" {value.format(column)}, 'set by the user', created_at FROM models WHERE {column} IS NOT NULL")
+
+
+@migration
+async def suite_001_runs_and_scores(tx: Transaction) -> None:
+    """The review suite: repositories to plant in, what was planted, runs and their planned items,
+    every answer with its score, one lease per connection (one suite call at a time), settings."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE suite_repos (
+            name TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            added_at REAL NOT NULL
+        );
+        CREATE TABLE suite_planted (
+            repo TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            task TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (repo, unit)
+        );
+        CREATE TABLE suite_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at REAL NOT NULL,
+            origin TEXT NOT NULL DEFAULT 'cli',
+            request TEXT NOT NULL DEFAULT '{}',
+            policy TEXT NOT NULL DEFAULT '{}',
+            state TEXT NOT NULL DEFAULT 'running',
+            note TEXT NOT NULL DEFAULT '',
+            finished_at REAL
+        );
+        CREATE INDEX suite_runs_state ON suite_runs (state, id);
+        CREATE TABLE suite_items (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run INTEGER NOT NULL REFERENCES suite_runs (id),
+            seq INTEGER NOT NULL,
+            alias TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            task TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            holder TEXT,
+            held_until REAL,
+            rest_until REAL,
+            last_error TEXT NOT NULL DEFAULT '',
+            answer INTEGER,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX suite_items_run ON suite_items (run, state, seq);
+        CREATE TABLE suite_answers (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            item INTEGER,
+            run INTEGER,
+            alias TEXT NOT NULL,
+            task TEXT NOT NULL,
+            at REAL NOT NULL,
+            status TEXT NOT NULL,
+            seconds REAL NOT NULL DEFAULT 0,
+            answer TEXT NOT NULL DEFAULT '',
+            error TEXT NOT NULL DEFAULT '',
+            scored INTEGER NOT NULL,
+            outcome TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            expects TEXT NOT NULL DEFAULT '',
+            found INTEGER NOT NULL DEFAULT 0,
+            invented INTEGER NOT NULL DEFAULT 0,
+            invented_claims TEXT NOT NULL DEFAULT '[]',
+            chances INTEGER NOT NULL DEFAULT 0,
+            wrong INTEGER NOT NULL DEFAULT 0,
+            named_line INTEGER,
+            prompt_sha TEXT NOT NULL DEFAULT '',
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX suite_answers_alias ON suite_answers (alias, at);
+        CREATE INDEX suite_answers_task ON suite_answers (task, alias);
+        CREATE TABLE suite_leases (
+            connection TEXT PRIMARY KEY,
+            holder TEXT,
+            until REAL NOT NULL
+        );
+        CREATE TABLE suite_config (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
+        """,
+    )
+
+
+@migration
+async def suite_002_item_rests(tx: Transaction) -> None:
+    """How many times an item was given back for a rate limit: a run gives up on a model that stays
+    rate limited instead of resting for ever."""
+    await tx.execute("ALTER TABLE suite_items ADD COLUMN rests INTEGER NOT NULL DEFAULT 0")
+
+
+@migration
 async def health_001_probes(tx: Transaction) -> None:
-    """Health: probe history, endpoint listings as snapshotted, what probes learned, retirements
-    (with the collections each left, so a restore puts them back)."""
+    """Health: probe history, endpoint listings as snapshotted, the parameters a model's API refused
+    to a probe, retirements (with the collections each left, so a restore puts them back)."""
     await _script(
         tx,
         """
@@ -379,13 +524,10 @@ async def health_001_probes(tx: Transaction) -> None:
             error TEXT NOT NULL DEFAULT ''
         );
         CREATE INDEX listings_endpoint ON listings (endpoint, at);
-        CREATE TABLE learned (
-            alias TEXT NOT NULL,
-            name TEXT NOT NULL,
-            value TEXT NOT NULL,
-            source TEXT NOT NULL,
-            at REAL NOT NULL,
-            PRIMARY KEY (alias, name)
+        CREATE TABLE probe_quirks (
+            alias TEXT PRIMARY KEY,
+            quirks TEXT NOT NULL,
+            at REAL NOT NULL
         );
         CREATE TABLE retirements (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -470,6 +612,7 @@ async def health_004_onboarding(tx: Transaction) -> None:
             state TEXT NOT NULL,
             step INTEGER NOT NULL DEFAULT 0,
             log TEXT NOT NULL DEFAULT '[]',
+            role TEXT,
             reason TEXT NOT NULL DEFAULT '',
             stop INTEGER NOT NULL DEFAULT 0,
             cleared INTEGER NOT NULL DEFAULT 0,

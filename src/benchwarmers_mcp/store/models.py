@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store import facts
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row, Transaction
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
 ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -61,7 +63,12 @@ def _opt_bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _row(row) -> ModelRecord:
+def _opt_int(value: bool | None) -> int | None:
+    """A yes/no/unknown fact as its column holds it (an integer, so every backend takes it)."""
+    return None if value is None else int(value)
+
+
+def _row(row: Row) -> ModelRecord:
     return ModelRecord(
         alias=row["alias"], served=row["served"], endpoint=row["endpoint"], family=row["family"],
         role=row["role"], ad_hoc=bool(row["ad_hoc"]), vision=_opt_bool(row["vision"]),
@@ -79,21 +86,29 @@ async def unique_alias(db: Database, served: str) -> str:
     return alias
 
 
-async def register(db: Database, record: ModelRecord) -> ModelRecord:
+async def check_new(db: Database, record: ModelRecord) -> None:
+    """A registration's alias and role are valid, and the alias is free (400 otherwise)."""
     if not ALIAS_RE.match(record.alias):
         raise BadRequest("alias must be lower-case letters, digits, '.', '_' or '-' (at most 64)")
     if record.role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     if await db.fetchone("SELECT 1 FROM models WHERE alias = ?", (record.alias,)):
         raise BadRequest(f"alias {record.alias!r} is taken (an alias is never reused)")
+
+
+async def register(db: Database, record: ModelRecord, layers: Sequence[facts.Layer] = ()) -> ModelRecord:
+    """Put a model on the bench. Its facts given here are the user's; ``layers`` are the other
+    sources' (catalog, listing), written in the same transaction, and the row carries the winners."""
+    await check_new(db, record)
     async with db.transaction() as tx:
         await tx.execute(
             "INSERT INTO models (alias, served, endpoint, family, role, ad_hoc, vision, tools, context_window,"
             " max_output, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record.alias, record.served, record.endpoint, record.family or family_of(record.served),
-             record.role, int(record.ad_hoc), record.vision, record.tools, record.context_window,
+             record.role, int(record.ad_hoc), _opt_int(record.vision), _opt_int(record.tools), record.context_window,
              record.max_output, json.dumps(record.options), time.time()),
         )
+        await facts.record_new(tx, record.alias, {name: getattr(record, name) for name in facts.ROW_FACTS}, layers)
         await log_change(tx, "model.register", record.alias, {"served": record.served, "endpoint": record.endpoint})
     return await get(db, record.alias)
 
@@ -125,11 +140,17 @@ async def update(db: Database, alias: str, **fields: Any) -> ModelRecord:
         raise BadRequest(f"cannot change {', '.join(sorted(unknown))}")
     if "role" in fields and fields["role"] not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
-    values = {k: (json.dumps(v) if k == "options" else int(v) if isinstance(v, bool) else v) for k, v in fields.items()}
-    if values:
+    known = {k: v for k, v in fields.items() if k in facts.ROW_FACTS}  # the user's say: kept with its source
+    values = {k: (json.dumps(v) if k == "options" else int(v) if isinstance(v, bool) else v) for k, v in fields.items()
+              if k not in known}
+    if values or known:
         async with db.transaction() as tx:
-            sets = ", ".join(f"{k} = ?" for k in values)
-            await tx.execute(f"UPDATE models SET {sets} WHERE alias = ?", (*values.values(), alias))
+            if values:
+                sets = ", ".join(f"{k} = ?" for k in values)
+                await tx.execute(f"UPDATE models SET {sets} WHERE alias = ?", (*values.values(), alias))
+            if known:
+                await facts.set_user(tx, alias, known)
+                await facts.recompute(tx, alias)
             await log_change(tx, "model.update", alias, fields)
     return await get(db, alias)
 
@@ -158,6 +179,12 @@ async def retire(db: Database, alias: str, why: str, *, by: str = "user", rule: 
                                                      "left": member_of if leave_collections else [],
                                                      "evidence": evidence or {}})
     return await get(db, alias)
+
+
+async def set_last_used(db: Database, alias: str, at: float | None) -> None:
+    """Set a model's last use exactly (``None``: never used), as explorer seating reads it. Seats and
+    route calls move it forward on their own; this is for putting a model back in the queue."""
+    await db.write("UPDATE models SET last_used = ? WHERE alias = ?", (at, alias))
 
 
 async def last_retirement(db: Database, alias: str) -> dict[str, Any] | None:
@@ -212,13 +239,14 @@ async def restore(db: Database, alias: str, *, max_members: int | None = None,
     return await get(db, alias)
 
 
-async def _rejoin(tx: Any, collection: str, alias: str, max_members: int | None) -> bool:
+async def _rejoin(tx: Transaction, collection: str, alias: str, max_members: int | None) -> bool:
     """Put ``alias`` back at the end of ``collection`` if it still exists, lacks it and has room;
     True when it was put back."""
     if await tx.fetchone("SELECT 1 FROM collections WHERE name = ?", (collection,)) is None:
         return False
-    members = await tx.fetchone("SELECT COUNT(*), MAX(position), SUM(alias = ?) FROM collection_members"
-                                " WHERE collection = ?", (alias, collection))
+    members = await tx.fetchone("SELECT COUNT(*), MAX(position), SUM(CASE WHEN alias = ? THEN 1 ELSE 0 END)"
+                                " FROM collection_members WHERE collection = ?", (alias, collection))
+    assert members is not None  # an aggregate always answers one row
     count, top, has = members[0] or 0, members[1], members[2] or 0
     if has:
         return False  # it never left (a retirement by hand keeps memberships)

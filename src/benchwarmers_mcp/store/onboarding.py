@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row
 
 STATES = ("queued", "running", "done", "no answer", "failed", "skipped")
 FINISHED = ("done", "no answer", "failed", "skipped")
@@ -24,7 +24,8 @@ class Item:
     mode: str  # full, quick, quick-adhoc
     state: str
     step: int = 0
-    alias: str | None = None
+    alias: str | None = None  # the one asked for, until step 2 settles it
+    role: str | None = None  # None: chosen at registration (image generators get ``image``)
     log: list[dict[str, Any]] = field(default_factory=list)
     reason: str = ""
     stop: bool = False
@@ -33,31 +34,41 @@ class Item:
     finished: float | None = None
 
 
-def _item(row: Any) -> Item:
+def _item(row: Row) -> Item:
     return Item(row["id"], row["batch"], row["served"], row["endpoint"], row["mode"], row["state"], row["step"],
-                row["alias"], json.loads(row["log"] or "[]"), row["reason"], bool(row["stop"]), row["created"],
-                row["started"], row["finished"])
+                row["alias"], row["role"], json.loads(row["log"] or "[]"), row["reason"], bool(row["stop"]),
+                row["created"], row["started"], row["finished"])
 
 
-async def enqueue(db: Database, batch: str, items: list[tuple[str, str, str]], now: float) -> list[int]:
-    """Queue (served, endpoint, mode) items in one transaction; refused whole past ``MAX_QUEUED``."""
+@dataclass(frozen=True)
+class Wanted:
+    """One model to queue: where, how, and optionally its alias and role."""
+
+    served: str
+    endpoint: str
+    mode: str = "full"
+    alias: str | None = None
+    role: str | None = None
+
+
+async def enqueue(db: Database, batch: str, items: list[Wanted], now: float) -> list[int]:
+    """Queue items in one transaction; refused whole past ``MAX_QUEUED``."""
     async with db.transaction() as tx:
-        waiting = await tx.fetchone("SELECT COUNT(*) FROM onboarding WHERE state IN ('queued', 'running')")
-        if (waiting[0] if waiting else 0) + len(items) > MAX_QUEUED:
+        waiting = await tx.fetchval("SELECT COUNT(*) FROM onboarding WHERE state IN ('queued', 'running')")
+        if int(waiting or 0) + len(items) > MAX_QUEUED:
             raise OverflowError(f"the queue holds at most {MAX_QUEUED} models waiting")
         ids = []
-        for served, endpoint, mode in items:
-            new = await tx.insert("INSERT INTO onboarding (batch, served, endpoint, mode, state, created)"
-                                  " VALUES (?, ?, ?, ?, 'queued', ?)", (batch, served, endpoint, mode, now))
-            assert new is not None
-            ids.append(new)
+        for w in items:
+            ids.append(await tx.insert(
+                "INSERT INTO onboarding (batch, served, endpoint, mode, alias, role, state, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)", (batch, w.served, w.endpoint, w.mode, w.alias, w.role, now)))
         return ids
 
 
 async def waiting(db: Database) -> list[Item]:
     """Queued and running items, running first, then in the order they came."""
     rows = await db.fetchall("SELECT * FROM onboarding WHERE state IN ('queued', 'running')"
-                             " ORDER BY state = 'queued', id")
+                             " ORDER BY CASE WHEN state = 'running' THEN 0 ELSE 1 END, id")
     return [_item(r) for r in rows]
 
 
@@ -80,8 +91,8 @@ async def start(db: Database, item_id: int, now: float) -> None:
 async def step(db: Database, item_id: int, number: int, entry: dict[str, Any], *, alias: str | None = None) -> None:
     """Record a step: its log line, the step reached, and the alias once it is known."""
     async with db.transaction() as tx:
-        row = await tx.fetchone("SELECT log FROM onboarding WHERE id = ?", (item_id,))
-        log = json.loads(row["log"]) if row else []
+        raw = await tx.fetchval("SELECT log FROM onboarding WHERE id = ?", (item_id,))
+        log = json.loads(raw) if raw else []
         log.append(entry)
         await tx.execute("UPDATE onboarding SET log = ?, step = ?, alias = COALESCE(?, alias) WHERE id = ?",
                          (json.dumps(log), number, alias, item_id))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from benchwarmers_mcp.store import verdicts
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, placeholders
 
 KEEP_DAYS = 90
 MAX_SESSION = 200
@@ -27,7 +27,7 @@ async def due(db: Database, session: str, calls: list[str], *, now: float | None
     if not pending:
         return []
     now = time.time() if now is None else now
-    marks = ",".join("?" * len(pending))
+    marks = placeholders(pending)
     async with db.transaction() as tx:
         rows = await tx.fetchall(
             f"SELECT call FROM reminders WHERE session = ? AND call IN ({marks})", (session, *pending))

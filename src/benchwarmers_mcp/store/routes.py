@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row, placeholders
 
 
 def new_conversation_id(now: float | None = None) -> str:
@@ -47,6 +46,18 @@ class TurnClaim:
     new: bool
 
 
+@dataclass(frozen=True)
+class MemberCall:
+    """The call id a member answers a conversation under (``<conversation>.<n>``), for a verdict."""
+
+    call: str
+    conversation: str
+    alias: str
+    collection: str
+    n: int
+    at: float
+
+
 @dataclass
 class TurnRecord:
     conversation: str
@@ -67,7 +78,7 @@ class TurnRecord:
     at: float = field(default_factory=time.time)
 
 
-def _conversation(row: sqlite3.Row) -> Conversation:
+def _conversation(row: Row) -> Conversation:
     return Conversation(row["id"], row["sticky"], row["collection"], row["key_name"], row["alias"], row["turns"],
                         row["started_at"], row["last_at"])
 
@@ -105,10 +116,10 @@ async def assign_member(db: Database, conversation: str, alias: str, collection:
         row = await tx.fetchone("SELECT call FROM route_calls WHERE conversation = ? AND alias = ?",
                                 (conversation, alias))
         if row is not None:
-            call = row["call"]
+            call = str(row["call"])
         else:
-            n = 1 + (await tx.fetchone("SELECT COUNT(*) FROM route_calls WHERE conversation = ?",
-                                       (conversation,)))[0]
+            n = 1 + int(await tx.fetchval("SELECT COUNT(*) FROM route_calls WHERE conversation = ?",
+                                          (conversation,)))
             call = f"{conversation}.{n}"
             await tx.execute("INSERT INTO route_calls (call, conversation, alias, collection, n, at)"
                              " VALUES (?, ?, ?, ?, ?, ?)", (call, conversation, alias, collection, n, now))
@@ -129,18 +140,36 @@ async def record_turn(db: Database, turn: TurnRecord) -> None:
          turn.key_name, turn.at))
 
 
-async def turns_of(db: Database, conversation: str) -> list[dict[str, Any]]:
-    rows = await db.fetchall("SELECT * FROM route_turns WHERE conversation = ? ORDER BY turn, id", (conversation,))
+async def turns_of(db: Database, conversation: str | None = None) -> list[dict[str, Any]]:
+    """The turn rows of one conversation in turn order (``None``: every conversation's, as written)."""
+    if conversation is None:
+        rows = await db.fetchall("SELECT * FROM route_turns ORDER BY id")
+    else:
+        rows = await db.fetchall("SELECT * FROM route_turns WHERE conversation = ? ORDER BY turn, id",
+                                 (conversation,))
     return [{**dict(r), "tried": json.loads(r["tried"])} for r in rows]
+
+
+async def conversations(db: Database) -> list[Conversation]:
+    """Every conversation, oldest first."""
+    rows = await db.fetchall("SELECT * FROM route_conversations ORDER BY started_at, id")
+    return [_conversation(r) for r in rows]
+
+
+async def member_calls(db: Database) -> list[MemberCall]:
+    """Every member's call id, by conversation, in the order the members joined it."""
+    rows = await db.fetchall("SELECT call, conversation, alias, collection, n, at FROM route_calls"
+                             " ORDER BY conversation, n")
+    return [MemberCall(*r) for r in rows]
 
 
 async def useful_counts(db: Database, aliases: list[str]) -> dict[str, tuple[int, int]]:
     """Per alias: (useful, judged) from the latest verdict on each of its route calls."""
     if not aliases:
         return {}
-    marks = ",".join("?" * len(aliases))
     rows = await db.fetchall(
         "SELECT c.alias, SUM(v.useful), COUNT(*) FROM verdicts v"
         " JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
-        f" JOIN route_calls c ON c.call = v.call WHERE c.alias IN ({marks}) GROUP BY c.alias", list(aliases))
+        f" JOIN route_calls c ON c.call = v.call WHERE c.alias IN ({placeholders(aliases)}) GROUP BY c.alias",
+        list(aliases))
     return {r[0]: (int(r[1] or 0), int(r[2])) for r in rows}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row, Transaction
 
 SETTINGS_NAME = "scheduler"
 
@@ -118,9 +118,12 @@ async def claim(db: Database, job: str, *, owner: str, now: float, due: float | 
         return out
 
 
-async def _set_due(tx: Any, job: str, due: float) -> None:
+async def _set_due(tx: Transaction, job: str, due: float) -> None:
+    """The latest slot seen, never moved back."""
     await tx.execute("INSERT INTO scheduler_jobs (job, last_due) VALUES (?, ?) ON CONFLICT (job) DO UPDATE"
-                     " SET last_due = MAX(COALESCE(scheduler_jobs.last_due, 0), excluded.last_due)", (job, due))
+                     " SET last_due = CASE WHEN scheduler_jobs.last_due IS NULL"
+                     " OR scheduler_jobs.last_due < excluded.last_due THEN excluded.last_due"
+                     " ELSE scheduler_jobs.last_due END", (job, due))
 
 
 async def mark_due(db: Database, job: str, due: float) -> bool:
@@ -152,10 +155,8 @@ async def log_run(db: Database, job: str, *, due: float | None, now: float, stat
                   note: str = "", owner: str = "") -> int:
     """A run that did nothing but be logged (would run, not available)."""
     async with db.transaction() as tx:
-        new = await tx.insert("INSERT INTO scheduler_runs (job, due, at, finished, status, trigger, note, owner)"
-                              " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (job, due, now, now, status, trigger, note, owner))
-    assert new is not None
-    return new
+        return await tx.insert("INSERT INTO scheduler_runs (job, due, at, finished, status, trigger, note, owner)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (job, due, now, now, status, trigger, note, owner))
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ class Run:
     owner: str = ""
 
 
-def _run(row: Any) -> Run:
+def _run(row: Row) -> Run:
     return Run(row["id"], row["job"], row["due"], row["at"], row["finished"], row["status"], row["trigger"],
                row["note"], json.loads(row["detail"] or "{}"), row["owner"])
 

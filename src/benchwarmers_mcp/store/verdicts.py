@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import NotFound
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Row, placeholders
 
 ANSWERED = ("ok", "empty")
 
@@ -42,12 +42,31 @@ async def call_target(db: Database, call: str) -> dict[str, Any] | None:
     return None
 
 
-async def latest(db: Database, call: str) -> Verdict | None:
-    row = await db.fetchone("SELECT * FROM verdicts WHERE call = ? ORDER BY id DESC LIMIT 1", (call,))
-    if row is None:
-        return None
+@dataclass(frozen=True)
+class VerdictLine:
+    """One line of the append-only verdict log: the verdict as stored, and the key that sent it."""
+
+    verdict: Verdict
+    key_name: str
+
+
+def _verdict(row: Row) -> Verdict:
     return Verdict(row["call"], bool(row["useful"]), row["note"], tuple(json.loads(row["real"])),
                    tuple(json.loads(row["false_claims"])), row["at"])
+
+
+async def latest(db: Database, call: str) -> Verdict | None:
+    row = await db.fetchone("SELECT * FROM verdicts WHERE call = ? ORDER BY id DESC LIMIT 1", (call,))
+    return None if row is None else _verdict(row)
+
+
+async def log(db: Database, call: str | None = None) -> list[VerdictLine]:
+    """Every line of the verdict log (or one call's), in the order written."""
+    if call is None:
+        rows = await db.fetchall("SELECT * FROM verdicts ORDER BY id")
+    else:
+        rows = await db.fetchall("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
+    return [VerdictLine(_verdict(r), r["key_name"]) for r in rows]
 
 
 async def record(db: Database, verdict: Verdict, *, key_name: str = "local") -> tuple[Verdict, bool]:
@@ -74,7 +93,7 @@ async def pending(db: Database, calls: list[str]) -> list[str]:
     if not calls:
         return []
     wanted = list(dict.fromkeys(calls))
-    marks = ",".join("?" * len(wanted))
+    marks = placeholders(wanted)
     rows = await db.fetchall(
         f"SELECT call FROM seats WHERE call IN ({marks}) AND status IN ('ok', 'empty')"
         f" AND call NOT IN (SELECT call FROM verdicts WHERE call IN ({marks}))", (*wanted, *wanted))
@@ -106,7 +125,7 @@ async def useful_counts(db: Database, aliases: list[str], shape: str | None = No
     """Per alias: (useful, judged) across every panel, optionally on one shape."""
     if not aliases:
         return {}
-    marks = ",".join("?" * len(aliases))
+    marks = placeholders(aliases)
     params: list[Any] = list(aliases)
     shape_sql = ""
     if shape:

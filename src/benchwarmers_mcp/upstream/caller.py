@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import anyio
 import httpx
 
+from benchwarmers_mcp.context import CallInfo
 from benchwarmers_mcp.errors import AuthOrBilling, NotFound, ProviderError, UpstreamFailure, UpstreamTimeout
 from benchwarmers_mcp.messages import (
     Answer,
@@ -43,15 +44,7 @@ from benchwarmers_mcp.upstream.pacing import (
     retry_wait,
 )
 
-
-@dataclass(frozen=True)
-class CallInfo:
-    """Who is calling, for the ledger."""
-
-    caller: str = "gateway"
-    purpose: str = ""
-    key_name: str = "local"
-    retries: int | None = None  # None: the pacing policy's; route mode sets 0 when a next member waits
+ANONYMOUS = CallInfo()  # a call with no caller named: the gateway's, for no key
 
 
 def status_of(error: BaseException | None, answer: Answer | None) -> str:
@@ -116,7 +109,7 @@ class ModelCaller:
         call = _Call(model, await self.gate_of(model), info, time.monotonic() + timeout)
         try:
             call.ticket = await self.pacer.admit(call.gate, model.alias, estimate_request_tokens(request),
-                                                 time.time() + timeout)
+                                                 time.time() + timeout, past_pause=info.past_pause)
         except Refused as refused:
             with anyio.CancelScope(shield=True):
                 await self._settle(call, None, refused.error, refused=refused)
@@ -179,7 +172,7 @@ class ModelCaller:
                 await self._settle(call, answer_of(), error)
 
     async def complete(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-                       info: CallInfo = CallInfo()) -> Answer:
+                       info: CallInfo = ANONYMOUS) -> Answer:
         call = await self._open(model, request, timeout, info)
         answer: Answer | None = None
         async with self._bounded(call, timeout, lambda: answer):
@@ -187,7 +180,7 @@ class ModelCaller:
             return answer
 
     async def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-                     info: CallInfo = CallInfo()) -> AsyncIterator[StreamEvent]:
+                     info: CallInfo = ANONYMOUS) -> AsyncIterator[StreamEvent]:
         """Stream one call, bounded by ``timeout``; retried only before its first event."""
         call = await self._open(model, request, timeout, info)
         builder = AnswerBuilder()
@@ -235,6 +228,8 @@ class ModelCaller:
             settlement.rest = refused.rest
         else:
             consequences(self.policy, settlement, call.gate, error, Seen.of(call.response), time.time())
+        if answer is not None and answer.tool_calls and call.model.tools is not True:
+            settlement.facts.append(("tools", True, f"answered with a tool call ({answer.tool_calls[0].name})"))
         await limit_store.settle(self.db, settlement)
 
 

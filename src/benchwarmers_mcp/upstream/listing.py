@@ -1,13 +1,16 @@
 """What an endpoint serves: one GET of its model listing, with its key, in the API it speaks.
 
-The listing is the only outbound call the admin API makes. Transport failures and error statuses
+The listing is the only outbound call the admin API makes (besides a catalog refresh the user
+asked for). Where a listing says more than names (context length, output limit, modalities,
+tools...), ``map_listed_model`` keeps it as facts, in the catalog's names. Transport failures and error statuses
 become ``ProviderError`` at the providers' one boundary (``map_transport_errors`` and
 ``raise_for_status``); a body that is not a listing is an ``UpstreamFailure``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -20,28 +23,93 @@ from benchwarmers_mcp.providers.simulated import demo_served_names
 from benchwarmers_mcp.store.endpoints import Endpoint
 
 LISTING_TIMEOUT = 30.0
-Pick = Callable[[Any], list[str]]
+Listed = list[tuple[str, Mapping[str, Any]]]
+Pick = Callable[[Any], Listed]
 
 
-def _ids(data: Any) -> list[str]:
-    items = data.get("data") if isinstance(data, dict) else data
+def _items(data: Any, key: str) -> list[Mapping[str, Any]]:
+    items = data.get(key) if isinstance(data, dict) else data if key == "data" else None
     if not isinstance(items, list):
-        raise UpstreamFailure("the model listing has no 'data' list")
-    return [str(m["id"]) for m in items if isinstance(m, dict) and m.get("id")]
+        raise UpstreamFailure(f"the model listing has no {key!r} list")
+    return [m for m in items if isinstance(m, Mapping)]
 
 
-def _gemini_names(data: Any) -> list[str]:
-    items = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise UpstreamFailure("the model listing has no 'models' list")
-    return [str(m["name"]).removeprefix("models/") for m in items if isinstance(m, dict) and m.get("name")]
+def _ids(data: Any) -> Listed:
+    return [(str(m["id"]), m) for m in _items(data, "data") if m.get("id")]
 
 
-def _ollama_names(data: Any) -> list[str]:
-    items = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise UpstreamFailure("the model listing has no 'models' list")
-    return [str(m.get("name") or m.get("model")) for m in items if isinstance(m, dict) and (m.get("name") or m.get("model"))]
+def _gemini_names(data: Any) -> Listed:
+    return [(str(m["name"]).removeprefix("models/"), m) for m in _items(data, "models") if m.get("name")]
+
+
+def _ollama_names(data: Any) -> Listed:
+    return [(str(m.get("name") or m.get("model")), m) for m in _items(data, "models") if m.get("name") or m.get("model")]
+
+
+def _number(*values: Any) -> int | None:
+    for value in values:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return int(value)
+    return None
+
+
+def _per_million(value: Any) -> float | None:
+    try:
+        price = float(value)
+    except (TypeError, ValueError):
+        return None
+    return round(price * 1_000_000, 6) if price >= 0 else None
+
+
+def _part(item: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A nested object of a listing row, or an empty one when it is missing or not an object."""
+    value = item.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def map_listed_model(item: Mapping[str, Any]) -> dict[str, Any]:
+    """What one model's row in a listing says about it, in the catalog's fact names. Listings differ:
+    OpenRouter (``context_length``, ``top_provider``, ``architecture``, ``supported_parameters``,
+    ``pricing`` per token), Groq (``context_window``, ``max_completion_tokens``), vLLM
+    (``max_model_len``), Mistral (``max_context_length``, ``capabilities``), Gemini
+    (``inputTokenLimit``, ``outputTokenLimit``, ``thinking``). A fact the row does not give is left out."""
+    top, arch, caps = _part(item, "top_provider"), _part(item, "architecture"), _part(item, "capabilities")
+    params = item.get("supported_parameters")
+    inputs = arch.get("input_modalities")
+    outputs = arch.get("output_modalities")
+    pricing = _part(item, "pricing")
+    facts: dict[str, Any] = {
+        "context_window": _number(item.get("context_length"), top.get("context_length"), item.get("context_window"),
+                                  item.get("max_model_len"), item.get("max_context_length"),
+                                  item.get("inputTokenLimit")),
+        "max_output": _number(top.get("max_completion_tokens"), item.get("max_completion_tokens"),
+                              item.get("outputTokenLimit"), item.get("max_output_tokens")),
+        "input_modalities": [str(m) for m in inputs] if isinstance(inputs, list) else None,
+        "output_modalities": [str(m) for m in outputs] if isinstance(outputs, list) else None,
+        "price_in": _per_million(pricing.get("prompt")) if pricing else None,
+        "price_out": _per_million(pricing.get("completion")) if pricing else None,
+        "knowledge": item.get("knowledge_cutoff") if isinstance(item.get("knowledge_cutoff"), str) else None,
+    }
+    if isinstance(inputs, list):
+        facts["vision"] = "image" in inputs
+    if isinstance(params, list):
+        facts["tools"] = "tools" in params
+        facts["reasoning"] = "reasoning" in params or "include_reasoning" in params
+        facts["structured_output"] = "structured_outputs" in params or "response_format" in params
+    for ours, theirs in (("tools", "function_calling"), ("vision", "vision")):
+        if isinstance(caps.get(theirs), bool):
+            facts[ours] = caps[theirs]
+    if isinstance(item.get("thinking"), bool):
+        facts["reasoning"] = item["thinking"]
+    return {k: v for k, v in facts.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """An endpoint's listing: the served names in its order, and what it says about each."""
+
+    names: list[str]
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str, str], Pick]:
@@ -64,17 +132,24 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
     return f"{base}/models", headers, _ids
 
 
-async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
-    """Every served name the endpoint lists, in its own order, without duplicates."""
+async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT) -> Listing:
+    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives."""
     if endpoint.simulated:
-        return [served for served, _ in demo_served_names()]
+        return Listing([served for served, _ in demo_served_names()])
     url, headers, pick = listing_request(endpoint, ctx.keys.get(endpoint.key_name))
-    timeout = httpx.Timeout(LISTING_TIMEOUT, connect=ctx.settings.upstream_connect_timeout)
+    limit = httpx.Timeout(timeout, connect=min(timeout, ctx.settings.upstream_connect_timeout))
     with map_transport_errors():
-        response = await ctx.client.get(url, headers=headers, timeout=timeout)
+        response = await ctx.client.get(url, headers=headers, timeout=limit)
         await raise_for_status(response)
         try:
             data = response.json()
         except ValueError:
             raise UpstreamFailure(f"{endpoint.name}'s model listing is not JSON") from None
-    return list(dict.fromkeys(pick(data)))
+    listed = pick(data)
+    facts = {name: known for name, item in listed if (known := map_listed_model(item))}
+    return Listing(list(dict.fromkeys(name for name, _ in listed)), facts)
+
+
+async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
+    """Every served name the endpoint lists, in its own order, without duplicates."""
+    return (await listing(ctx, endpoint)).names

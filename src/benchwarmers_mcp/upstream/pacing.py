@@ -11,13 +11,15 @@ with nothing limiting it costs no transaction at all: the one gate query says so
 
 After a call (``consequences``): a 429 rests the model (the stated wait, else 30 minutes, at most
 24 hours), a 5xx cools it down, timeouts in a row rest it, a 404 marks it for retirement, and a
-refused key or billing problem pauses the whole connection with an alert.
+refused key or billing problem pauses the whole connection with an alert. An error that states
+what the model cannot take (its window, its output limit, no tools, no images: read by
+``catalog/learned.py``) teaches that fact, in the same settlement.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +27,7 @@ from typing import Any
 import anyio
 import httpx
 
+from benchwarmers_mcp.catalog import learned
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -184,14 +187,18 @@ class Pacer:
         self.db = db
         self.policy = policy
 
-    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float) -> int | None:
+    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float, *,
+                    past_pause: bool = False) -> int | None:
         """Wait until the call fits or raise ``Refused``; returns its in-flight ticket, if it needs one.
 
         ``deadline`` is wall-clock (epoch seconds), since windows are shared across processes.
+        ``past_pause``: a paused connection still takes this one call (health's confirming call of a
+        failure that paused it: a 402 must be seen twice before its model retires); rests and
+        limits still apply.
         """
         while True:
             now = time.time()
-            if gate.paused_until and gate.paused_until > now:
+            if gate.paused_until and gate.paused_until > now and not past_pause:
                 raise Refused(AuthOrBilling(
                     f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
                     f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it"
@@ -319,12 +326,14 @@ def consequences(policy: PacingPolicy, s: Settlement, gate: Gate, error: BaseExc
         return
     if not isinstance(error, ProviderError):
         return
+    taught = [] if isinstance(error, (RateLimited, AuthOrBilling, UpstreamTimeout)) else learned.read(message)
+    s.facts += [(r.fact, r.value, r.evidence) for r in taught]
     problem = account_problem(error, seen)
     if problem:
         why = f"{'billing or quota' if problem == 'billing' else 'the key was refused'}: {message[:300]}"
         s.pause = (now + policy.pause, why)
         s.alerts.append((problem, connection, f"connection {connection} paused: {why}"))
-    elif isinstance(error, ModelGone):
+    elif isinstance(error, ModelGone) and not learned.is_capability(taught):  # "no endpoint takes tools" is not gone
         s.retire_why = message[:300]
         s.alerts.append(("model_gone", alias, f"{alias} may be gone (pending retirement): {message[:300]}"))
     elif isinstance(error, RateLimited) and error.upstream_status == 429:
@@ -411,11 +420,3 @@ async def overview(db: Database, now: float) -> dict[str, Any]:
                                               "reasoning": 0})})
     return {"connections": out, "at": quota.iso(now)}
 
-
-def resting_now(db: Database) -> Callable[[], Awaitable[list[str]]]:
-    """The ``ctx.extras["resting"]`` hook: aliases resting now (rests and paused connections)."""
-
-    async def resting() -> list[str]:
-        return await store.resting_aliases(db, time.time())
-
-    return resting

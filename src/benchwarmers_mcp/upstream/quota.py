@@ -1,5 +1,5 @@
-"""What providers say about their limits, read into plain values. Pure parsing: no store, no clock,
-no imports from the package (so the store can hold its records, as it holds messages).
+"""What providers say about their limits, read into plain values. Pure parsing: no store access and
+no clock; the one import from the package is the record type, which the store owns and holds.
 
 Sources: the ``x-ratelimit-*`` family (OpenAI, Groq, Cerebras, and OpenRouter's bare form on a
 429), ``anthropic-ratelimit-*``, ``retry-after-ms`` / ``retry-after``, Gemini's ``RetryInfo`` and
@@ -16,9 +16,11 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+
+from benchwarmers_mcp.store.limits import QuotaRecord
 
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)")
 UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -35,19 +37,6 @@ WINDOW_PROFILES: dict[str, dict[str, str]] = {"groq.com": {"requests": "day", "t
 BILLING_CODES = {"insufficient_quota", "billing_error", "billing_hard_limit_reached", "insufficient_balance"}
 AUTH_CODES = {"authentication_error", "permission_error", "invalid_api_key", "API_KEY_INVALID",
               "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED"}
-
-
-@dataclass(frozen=True)
-class QuotaRecord:
-    """One window a provider told us about. ``scope`` is "model" or "connection"."""
-
-    metric: str
-    window: str
-    limit: int | None = None
-    remaining: int | None = None
-    reset_at: float | None = None
-    scope: str = "model"
-    source: str = "headers"
 
 
 def parse_duration(text: str) -> float | None:
