@@ -1,19 +1,23 @@
-"""The health commands from a terminal: onboard --wait, probe, model retry, alerts, scheduler and
-settings scheduler, against a real server (in a thread) and the fake upstream."""
+"""The health commands of ``bench`` (``client.main`` in-process, stdin piped): onboard --wait, probe,
+model retry, alerts, scheduler and settings scheduler, against the app and the fake upstream on the
+test's loopback."""
 
 from __future__ import annotations
 
 import json
 
-import httpx
-
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.test_cli import bench, ok
+from tests.kits import cli as kit
+from tests.kits.cli import Bench, ok
+from tests.kits.loopback import Loopback
+
+bench = kit.bench
 
 
-def test_onboard_probe_retry_alerts_and_the_scheduler(gateway: str, upstream: str, fake: FakeUpstream) -> None:
+def test_onboard_probe_retry_alerts_and_the_scheduler(gateway: str, upstream: str, fake: FakeUpstream,
+                                                      net: Loopback, bench: Bench) -> None:
     fake.served[:] = ["vendor/alpha", "vendor/gone?fail=404"]
-    with httpx.Client(base_url=gateway) as api:
+    with net.client(base_url=gateway) as api:
         api.post("/api/endpoint", json={"name": "fake", "base": upstream, "key": "sk-test-key"}).raise_for_status()
     onboarded = ok(bench(gateway, "onboard", "vendor/alpha", "--endpoint", "fake", "--quick", "--wait"))
     assert "[1/5] vendor/alpha: ok - fake serves vendor/alpha" in onboarded.stdout
@@ -42,5 +46,10 @@ def test_onboard_probe_retry_alerts_and_the_scheduler(gateway: str, upstream: st
     shown = json.loads(ok(bench(gateway, "scheduler", "--json")).stdout)
     assert shown["mode"] == "log-only" and {j["name"]: j["on"] for j in shown["jobs"]}["perf"] is False
     assert "scheduler  log-only" in ok(bench(gateway, "settings")).stdout
-    ran = ok(bench(gateway, "scheduler", "run", "catalog"))
-    assert "not available in this install" in ran.stdout
+    before = fake.count("vendor/alpha")
+    ran = ok(bench(gateway, "scheduler", "run", "availability"))  # now, whatever the mode: the user asked
+    assert ran.stdout.startswith("availability: run ") and " ran " in ran.stdout
+    assert fake.count("vendor/alpha") == before + 1
+    [last] = [j["last_run"] for j in json.loads(ok(bench(gateway, "scheduler", "--json")).stdout)["jobs"]
+              if j["name"] == "availability"]
+    assert last["trigger"] == "now" and last["detail"]["probed"] == 2

@@ -9,11 +9,12 @@ import httpx
 import pytest
 
 from benchwarmers_mcp.errors import AuthOrBilling, ModelGone, RateLimited, UpstreamFailure, UpstreamTimeout
+from benchwarmers_mcp.health import jobs
 from benchwarmers_mcp.health.classify import classify, safe_detail
 from benchwarmers_mcp.health.probes import Prober
+from benchwarmers_mcp.store import facts, ledger, models
 from benchwarmers_mcp.store import health as health_store
-from benchwarmers_mcp.store import ledger, models
-from tests.health_kit import ManualClock, Scripted, answer_for, failure, health_ctx, seat
+from tests.kits.health import ManualClock, Scripted, answer_for, failure, health_ctx, seat
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ async def test_a_probe_caps_output_and_reasoning_in_each_api(home: Path, api, se
     upstream = Scripted()
     async with health_ctx(home, upstream, ManualClock()) as ctx:
         [model] = await seat(ctx.db, "up", served, api=api)
-        [row] = await Prober(ctx, ManualClock()).probe(model, "availability")
+        [row] = await Prober(ctx).probe(model, "availability")
     [body] = upstream.bodies()
     assert check(body), body
     assert row.answered == 1 and row.failure is None and row.kind == "availability"
@@ -43,7 +44,7 @@ async def test_probes_are_paced_calls_in_the_ledger_marked_as_measurement(home: 
     clock = ManualClock()
     async with health_ctx(home, upstream, clock) as ctx:
         [model] = await seat(ctx.db, "up", "m1")
-        await Prober(ctx, clock).probe(model, "speed")
+        await Prober(ctx).probe(model, "speed")
         rows = await ledger.rows(ctx.db)
         history = await health_store.probes(ctx.db, alias="m1")
     assert len(rows) == 6 and {(r.caller, r.purpose) for r in rows} == {("probe", "measurement")}
@@ -60,9 +61,9 @@ async def test_a_refused_parameter_is_dropped_once_and_remembered(home: Path) ->
     clock = ManualClock()
     async with health_ctx(home, upstream, clock) as ctx:
         [model] = await seat(ctx.db, "up", "o3")
-        [first] = await Prober(ctx, clock).probe(model, "availability")
-        [second] = await Prober(ctx, clock).probe(model, "availability")
-        quirks = (await health_store.learned(ctx.db))["o3"]["probe_quirks"]
+        [first] = await Prober(ctx).probe(model, "availability")
+        [second] = await Prober(ctx).probe(model, "availability")
+        quirks = await health_store.quirks(ctx.db, "o3")
     bodies = upstream.bodies()
     assert len(bodies) == 3  # the refusal, the call without it, then one call next time
     assert bodies[0]["reasoning_effort"] == "minimal" and "reasoning_effort" not in bodies[1]
@@ -78,26 +79,55 @@ async def test_a_reasoning_model_cut_by_the_cap_while_thinking_is_alive(home: Pa
     upstream = Scripted(always={"deepseek-r1": cut})
     async with health_ctx(home, upstream, ManualClock()) as ctx:
         [model] = await seat(ctx.db, "up", "deepseek-r1")
-        [row] = await Prober(ctx, ManualClock()).probe(model, "availability")
+        [row] = await Prober(ctx).probe(model, "availability")
     assert row.answered == 1 and row.reasoning == 16
 
 
-async def test_capability_probes_learn_positives_only(home: Path) -> None:
+async def test_capability_probes_learn_positives_only_as_learned_facts(home: Path) -> None:
     upstream = Scripted(queues={"m1": [answer_for("chat", "", tool="get_time"),
                                        answer_for("chat", "63", reasoning="9*7 is 63")],
                                 "m2": [answer_for("chat", "It is noon."), answer_for("chat", "63")]})
-    clock = ManualClock()
-    async with health_ctx(home, upstream, clock) as ctx:
+    async with health_ctx(home, upstream, ManualClock()) as ctx:
         m1, m2 = await seat(ctx.db, "up", "m1", "m2")
-        await Prober(ctx, clock).probe(m1, "capabilities")
-        await Prober(ctx, clock).probe(m2, "capabilities")
-        learned = await health_store.learned(ctx.db)
+        await Prober(ctx).probe(m1, "capabilities")
+        await Prober(ctx).probe(m2, "capabilities")
+        learned = await health_store.learned_facts(ctx.db)
+        rows = await facts.rows_for(ctx.db, ["m1"])
         tools = (await models.get(ctx.db, "m1")).tools, (await models.get(ctx.db, "m2")).tools
-    assert learned["m1"] == {"tools": True, "reasoning": True} and "m2" not in learned
-    assert tools == (True, None)
+    assert learned["m1"] == {"tools": True, "reasoning": True} and not learned.get("m2")
+    assert {(r.fact, r.source) for r in rows["m1"]} == {("tools", "learned"), ("reasoning", "learned")}
+    assert "get_time" in next(r.evidence for r in rows["m1"] if r.fact == "tools")
+    assert tools == (True, None)  # the row carries the effective fact
     tool_body, reasoning_body = upstream.bodies("m1")
     assert tool_body["tools"][0]["function"]["name"] == "get_time" and tool_body["max_tokens"] == 64
     assert reasoning_body["reasoning_effort"] == "low" and reasoning_body["max_tokens"] == 64
+
+
+async def test_a_learned_capability_never_overrides_what_the_user_set(home: Path) -> None:
+    upstream = Scripted(queues={"m1": [answer_for("chat", "", tool="get_time")]})
+    async with health_ctx(home, upstream, ManualClock()) as ctx:
+        [m1] = await seat(ctx.db, "up", "m1")
+        await models.update(ctx.db, "m1", tools=False)  # the user says: no tools here
+        [row] = await Prober(ctx).probe(m1, "capabilities", only=("tools",))
+        shown = facts.effective((await facts.rows_for(ctx.db, ["m1"]))["m1"])
+        record = await models.get(ctx.db, "m1")
+    assert row.learned == {"tools": True}
+    assert shown["tools"].winner.source == "user" and [r.source for r in shown["tools"].under] == ["learned"]
+    assert record.tools is False and len(upstream.bodies("m1")) == 1  # ``only``: no reasoning probe
+
+
+async def test_the_capabilities_job_asks_only_what_no_source_knows(home: Path) -> None:
+    upstream = Scripted(always={"m1": answer_for("chat", "", tool="get_time")})
+    async with health_ctx(home, upstream, ManualClock()) as ctx:
+        m1, m2 = await seat(ctx.db, "up", "m1", "m2")
+        await models.update(ctx.db, "m2", tools=True)
+        async with ctx.db.transaction() as tx:
+            await facts.learn(tx, "m2", "reasoning", False, "its catalog entry")
+        report = await jobs.capabilities(ctx)
+        second = await jobs.capabilities(ctx)
+    assert report["probed"] == 1 and set(report["results"]["m1"]) == {"tools", "reasoning"}
+    assert upstream.count("m2") == 0  # tools set by the user, reasoning known: nothing to ask
+    assert second["results"] == {"m1": {"reasoning": "answered"}}  # tools learned; reasoning still unknown
 
 
 async def test_a_failed_probe_records_its_class_and_the_providers_words_without_a_key(home: Path) -> None:
@@ -105,7 +135,7 @@ async def test_a_failed_probe_records_its_class_and_the_providers_words_without_
     upstream = Scripted(always={"gone": failure(404, f"The model gone does not exist (key {key})")})
     async with health_ctx(home, upstream, ManualClock()) as ctx:
         [model] = await seat(ctx.db, "up", "gone")
-        [row] = await Prober(ctx, ManualClock()).probe(model, "availability")
+        [row] = await Prober(ctx).probe(model, "availability")
     assert row.answered == 0 and row.failure == "structural" and "does not exist" in row.detail
     assert key not in row.detail and len(row.detail) <= 300
 

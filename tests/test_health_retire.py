@@ -15,8 +15,9 @@ from benchwarmers_mcp.health.probes import Prober
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import collections, models
 from benchwarmers_mcp.store import health as health_store
+from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.collections import Collection
-from tests.health_kit import DAY, ManualClock, Scripted, failure, health_ctx, seat
+from tests.kits.health import DAY, ManualClock, Scripted, failure, health_ctx, seat
 
 pytestmark = pytest.mark.anyio
 GONE = failure(404, "The model m1 does not exist")
@@ -29,7 +30,7 @@ async def open_kinds(db, subject: str | None = None) -> set[tuple[str, str]]:
 
 async def probe_all(ctx, clock, *aliases: str, kind: str = "availability") -> None:
     for alias in aliases:
-        await Prober(ctx, clock).probe(await models.get(ctx.db, alias), kind)
+        await Prober(ctx).probe(await models.get(ctx.db, alias), kind)
 
 
 def listing(*names: str) -> dict[str, list[str]]:
@@ -44,7 +45,7 @@ async def test_a_confirmed_structural_failure_retires_at_once_and_a_restore_puts
         await collections.save(ctx.db, Collection("core", ("m1", "m2")))
         await probe_all(ctx, clock, "m1", "m2")
         await clock.advance(3600)
-        report = await retire.deprecations(ctx, clock)
+        report = await retire.deprecations(ctx)
         assert [r["alias"] for r in report["retired"]] == ["m1"] and upstream.count("m1") == 2  # probe + confirm
         m1 = await models.get(ctx.db, "m1")
         assert m1.retired and "confirmed" in (m1.retired_why or "")
@@ -59,7 +60,7 @@ async def test_a_confirmed_structural_failure_retires_at_once_and_a_restore_puts
         assert (await collections.get(ctx.db, "core")).members == ("m2", "m1")
         assert ("retired", "m1") not in await open_kinds(ctx.db)
         await clock.advance(3600)
-        again = await retire.deprecations(ctx, clock)  # the old failures are before the restore
+        again = await retire.deprecations(ctx)  # the old failures are before the restore
         assert again["retired"] == [] and upstream.count("m1") == 2
 
 
@@ -70,10 +71,49 @@ async def test_a_confirming_call_that_answers_keeps_the_model(home: Path) -> Non
         await seat(ctx.db, "up", "m1", "m2")
         await probe_all(ctx, clock, "m1", "m2")
         await clock.advance(3600)
-        report = await retire.deprecations(ctx, clock)
+        report = await retire.deprecations(ctx)
         assert report["retired"] == [] and report["answered_confirmation"] == ["m1"]
         assert not (await models.get(ctx.db, "m1")).retired
         assert await open_kinds(ctx.db, "m1") == set()
+
+
+PAYWALLED = failure(402, "This model requires a paid plan: add credits to use it")
+
+
+async def test_a_paywalled_failure_is_confirmed_past_the_pause_it_caused_and_retires(home: Path) -> None:
+    """A 402 pauses its whole connection for an hour; the confirming call is still sent, and a
+    witness on the same connection that answers says the model (not the account) went paid."""
+    upstream = Scripted(always={"m1": PAYWALLED}, listing=listing("m1", "m2"))
+    clock = ManualClock()
+    async with health_ctx(home, upstream, clock) as ctx:
+        await seat(ctx.db, "up", "m1", "m2")
+        await probe_all(ctx, clock, "m2", "m1")  # m2 answers; m1's 402 pauses the connection
+        await probe_all(ctx, clock, "m2")  # not sent: the connection is paused
+        refused = (await health_store.probes(ctx.db, alias="m2"))[0]
+        assert refused.refused == 1 and refused.failure == "capacity" and upstream.count("m2") == 1
+        await clock.advance(600)
+        report = await retire.deprecations(ctx)
+        assert [(r["alias"], r["rule"]) for r in report["retired"]] == [("m1", "confirmed")], report
+        assert upstream.count("m1") == 2 and upstream.count("m2") == 2  # the confirmation and the witness, sent
+        assert report["held"] == {} and not (await models.get(ctx.db, "m2")).retired
+        assert "confirmed by a second call" in ((await models.get(ctx.db, "m1")).retired_why or "")
+
+
+async def test_an_account_out_of_credit_holds_the_connection_instead(home: Path) -> None:
+    upstream = Scripted(queues={"m2": [httpx.Response(200, json={"choices": [{"message": {"content": "ready"},
+                                                                              "finish_reason": "stop"}]})]},
+                        always={"m1": PAYWALLED, "m2": PAYWALLED}, listing=listing("m1", "m2"))
+    clock = ManualClock()
+    async with health_ctx(home, upstream, clock) as ctx:
+        await seat(ctx.db, "up", "m1", "m2")
+        await probe_all(ctx, clock, "m2", "m1", "m2")  # m2 answered once; then m1's 402 paused the connection
+        await clock.advance(600)
+        report = await retire.deprecations(ctx)
+        assert report["retired"] == [] and report["held"] == {"up": ["m1", "m2"]}
+        assert upstream.count("m1") == 2 and upstream.count("m2") == 2  # the witness failed the same way
+        held = await alert_store.open_of(ctx.db, "connection_held", "up")
+        assert held and held.detail["models"] == ["m1", "m2"] and held.detail["endpoint"] == "up"
+        assert not any([(await models.get(ctx.db, a)).retired for a in ("m1", "m2")])
 
 
 @pytest.mark.parametrize("trouble", ["rate limit", "timeout", "sign-in"])
@@ -87,10 +127,10 @@ async def test_never_retired_for_rate_limits_timeouts_or_sign_in(home: Path, tro
         await seat(ctx.db, "up2", "m2", base="http://up.test/v1")
         for _ in range(10):
             await probe_all(ctx, clock, "m1", "m2")
-            await ctx.db.write("UPDATE connection_states SET paused_until = NULL")  # a paused key is retried daily
-            await ctx.db.write("UPDATE model_states SET rest_until = NULL")
+            await limit_store.resume(ctx.db, connection="up")  # a paused key is retried daily
+            await limit_store.resume(ctx.db, alias="m1")
             await clock.advance(3600)
-            report = await retire.deprecations(ctx, clock)
+            report = await retire.deprecations(ctx)
             assert report["retired"] == [] and report["watching"] == []
             await clock.advance(DAY - 3600)
         rows = await health_store.probes(ctx.db, alias="m1")
@@ -104,7 +144,7 @@ async def test_missing_from_the_listing_three_days_retires_with_a_registration_a
     async with health_ctx(home, upstream, clock) as ctx:
         await seat(ctx.db, "up", "m1", "m2")
         await probe_all(ctx, clock, "m2")
-        await retire.deprecations(ctx, clock)
+        await retire.deprecations(ctx)
         registration = await alert_store.open_of(ctx.db, "registration", "m1")
         assert registration and "no longer lists m1" in registration.message and "m1-v2" in registration.message
         retiring = await alert_store.open_of(ctx.db, "retiring", "m1")
@@ -112,13 +152,13 @@ async def test_missing_from_the_listing_three_days_retires_with_a_registration_a
         for day in (1, 2):
             await clock.advance(DAY)
             await probe_all(ctx, clock, "m2")
-            report = await retire.deprecations(ctx, clock)
+            report = await retire.deprecations(ctx)
             assert report["retired"] == [], day
         refreshed = await alert_store.open_of(ctx.db, "retiring", "m1")
         assert refreshed and refreshed.id == retiring.id and "tomorrow" in refreshed.message
         await clock.advance(DAY)
         await probe_all(ctx, clock, "m2")
-        report = await retire.deprecations(ctx, clock)
+        report = await retire.deprecations(ctx)
         assert [(r["alias"], r["rule"]) for r in report["retired"]] == [("m1", "missing")]
         assert await open_kinds(ctx.db, "m1") == {("retired", "m1")}
 
@@ -128,11 +168,11 @@ async def test_a_registration_alert_clears_when_the_listing_names_it_again(home:
     clock = ManualClock()
     async with health_ctx(home, upstream, clock) as ctx:
         await seat(ctx.db, "up", "m1", "m2")
-        await retire.deprecations(ctx, clock)
+        await retire.deprecations(ctx)
         assert ("registration", "m1") in await open_kinds(ctx.db)
         upstream.listing = listing("m1", "m2")
         await clock.advance(DAY)
-        await retire.deprecations(ctx, clock)
+        await retire.deprecations(ctx)
         assert await open_kinds(ctx.db, "m1") == set()
 
 
@@ -143,12 +183,12 @@ async def test_the_connection_guard_holds_and_retire_all_answers_it(home: Path) 
         await seat(ctx.db, "up", "m1", "m2")
         await probe_all(ctx, clock, "m1", "m2")
         await clock.advance(3600)
-        report = await retire.deprecations(ctx, clock)
+        report = await retire.deprecations(ctx)
         assert report["retired"] == [] and report["held"] == {"up": ["m1", "m2"]}
         assert upstream.count("m1") == 1  # no confirming call on a held connection
         held = await alert_store.open_of(ctx.db, "connection_held", "up")
         assert held and "m1, m2" in held.message
-        assert await retire.retire_all(ctx, "up", clock) == ["m1", "m2"]
+        assert await retire.retire_all(ctx, "up") == ["m1", "m2"]
         assert [(await models.get(ctx.db, a)).retired for a in ("m1", "m2")] == [True, True]
         assert await alert_store.open_of(ctx.db, "connection_held", "up") is None
 
@@ -159,7 +199,7 @@ async def test_a_hold_clears_when_one_of_its_models_answers(home: Path) -> None:
     async with health_ctx(home, upstream, clock) as ctx:
         await seat(ctx.db, "up", "m1", "m2")
         await probe_all(ctx, clock, "m1", "m2")
-        await retire.deprecations(ctx, clock)
+        await retire.deprecations(ctx)
         assert ("connection_held", "up") in await open_kinds(ctx.db)
         await probe_all(ctx, clock, "m2", kind="retry")
         assert ("connection_held", "up") not in await open_kinds(ctx.db)
@@ -171,10 +211,10 @@ async def test_a_retiring_alert_is_raised_refreshed_and_cleared_by_an_answer(hom
     async with health_ctx(home, upstream, clock) as ctx:
         await seat(ctx.db, "up", "m1", "m2")
         await probe_all(ctx, clock, "m1", "m2")
-        await retire.deprecations(ctx, clock)
+        await retire.deprecations(ctx)
         alert = await alert_store.open_of(ctx.db, "retiring", "m1")
         assert alert and "unless it answers" in alert.message and alert.detail["days"] == 2
-        await ctx.db.write("UPDATE model_states SET rest_until = NULL")  # the 500's cool-down, over
+        await limit_store.resume(ctx.db, alias="m1")  # the 500's cool-down, over
         await probe_all(ctx, clock, "m1", kind="retry")
         assert await alert_store.open_of(ctx.db, "retiring", "m1") is None
 

@@ -8,17 +8,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from benchwarmers_mcp import scheduler as sched
 from benchwarmers_mcp.scheduler import NOT_AVAILABLE, Job, Scheduler, due_slot, parse_schedule
+from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import endpoints, models
 from benchwarmers_mcp.store import scheduler as sched_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.health_kit import ManualClock, Scripted, at_utc, health_ctx, running_app, settings_for
-from tests.servers import serve_in_thread
+from tests.kits.health import ManualClock, Running, Scripted, at_utc, health_ctx, running_app
+from tests.kits.loopback import Loopback
 
 pytestmark = pytest.mark.anyio
 ALL_BUT_AVAILABILITY = [n for n in sched.JOBS if n != "availability"]
@@ -41,14 +43,19 @@ def test_slots_are_read_in_local_time_and_only_the_latest_is_due() -> None:
 
 
 @pytest.fixture
-def fake_base(fake: FakeUpstream):
+def fake_base(fake: FakeUpstream, net: Loopback) -> str:
+    """The fake OpenAI-compatible upstream on the test's loopback; its /v1 base URL."""
     fake.served = ["alpha"]
-    with serve_in_thread(fake.app()) as base:
-        yield base + "/v1"
+    return net.serve(fake.app()) + "/v1"
 
 
-async def seat_on(app, base: str) -> None:
-    db = app.state.scheduler.ctx.db
+def bench_app(settings: Settings, net: Loopback, clock: ManualClock):
+    """The app in-process (scheduler running on ``clock``), its upstream calls reaching what ``net`` serves."""
+    return running_app(settings, clock, net.transport(httpx))
+
+
+async def seat_on(run: Running, base: str) -> None:
+    db = run.ctx.db
     await endpoints.add(db, Endpoint("fake", base))
     await models.register(db, ModelRecord("alpha", "alpha", "fake", "alpha"))
 
@@ -66,61 +73,64 @@ async def finished(db, job: str, count: int) -> list[sched_store.Run]:
             await anyio.sleep(0.02)
 
 
-async def test_a_fresh_server_makes_no_upstream_call_on_its_own(home: Path, fake: FakeUpstream, fake_base: str):
+async def test_a_fresh_server_makes_no_upstream_call_on_its_own(settings: Settings, net: Loopback, fake: FakeUpstream,
+                                                              fake_base: str) -> None:
     clock = ManualClock()
-    async with running_app(settings_for(home), clock) as (app, client):
-        await seat_on(app, fake_base)
+    async with bench_app(settings, net, clock) as run:
+        await seat_on(run, fake_base)
         for _ in range(8 * 24):  # eight days, past every job's slot, an hour at a time
             await clock.advance(3600)
-        overview = (await client.get("/api/scheduler")).json()
+        overview = (await run.client.get("/api/scheduler")).json()
         assert overview["mode"] == "off" and all(j["next_run"] is None for j in overview["jobs"])
-        assert await runs_of(app.state.scheduler.ctx.db) == []
+        assert overview["runner"] is None  # off: no process even takes the lease
+        assert await runs_of(run.ctx.db) == []
     assert fake.count() == 0
 
 
-async def test_log_only_logs_what_would_run_and_calls_nothing(home: Path, fake: FakeUpstream, fake_base: str):
+async def test_log_only_logs_what_would_run_and_calls_nothing(settings: Settings, net: Loopback, fake: FakeUpstream,
+                                                              fake_base: str) -> None:
     clock = ManualClock()
-    async with running_app(settings_for(home), clock) as (app, client):
-        await seat_on(app, fake_base)
-        assert (await client.post("/api/scheduler", json={"mode": "log-only"})).status_code == 200
+    async with bench_app(settings, net, clock) as run:
+        await seat_on(run, fake_base)
+        assert (await run.client.post("/api/scheduler", json={"mode": "log-only"})).status_code == 200
         await clock.advance(at_utc(clock, 5, 30) - clock.now())
-        runs = await runs_of(app.state.scheduler.ctx.db, "availability")
+        runs = await runs_of(run.ctx.db, "availability")
         assert [r.status for r in runs] == ["would run"]
     assert fake.count() == 0
 
 
-async def test_two_processes_on_one_data_folder_run_a_job_once(home: Path, fake: FakeUpstream, fake_base: str):
+async def test_two_processes_on_one_data_folder_run_a_job_once(settings: Settings, net: Loopback, fake: FakeUpstream,
+                                                               fake_base: str) -> None:
     clock = ManualClock()
-    async with running_app(settings_for(home), clock) as (one, client), \
-            running_app(settings_for(home), clock) as (two, _):
-        assert one.state.scheduler.owner != two.state.scheduler.owner
+    async with bench_app(settings, net, clock) as one, bench_app(settings, net, clock) as two:
+        assert one.scheduler.owner != two.scheduler.owner
         await seat_on(one, fake_base)
-        await client.post("/api/scheduler", json={"mode": "run", "off": ALL_BUT_AVAILABILITY})
+        await one.client.post("/api/scheduler", json={"mode": "run", "off": ALL_BUT_AVAILABILITY})
         await clock.advance(at_utc(clock, 5, 1) - clock.now())
-        [run] = await finished(one.state.scheduler.ctx.db, "availability", 1)
+        [done] = await finished(one.ctx.db, "availability", 1)
         await clock.advance(600)
-        assert run.status == "ran" and run.detail["probed"] == 1
-        assert len(await runs_of(two.state.scheduler.ctx.db, "availability")) == 1
+        assert done.status == "ran" and done.detail["probed"] == 1
+        assert len(await runs_of(two.ctx.db, "availability")) == 1
+        lease = (await two.client.get("/api/scheduler")).json()["runner"]
+        assert lease["owner"] in (one.scheduler.owner, two.scheduler.owner)
     assert fake.count("alpha") == 1
 
 
-async def test_the_latest_missed_slot_is_made_up_once_after_a_restart(home: Path, fake: FakeUpstream,
-                                                                       fake_base: str):
+async def test_the_latest_missed_slot_is_made_up_once_after_a_restart(settings: Settings, net: Loopback,
+                                                                       fake: FakeUpstream, fake_base: str) -> None:
     clock = ManualClock()
-    settings = settings_for(home)
-    async with running_app(settings, clock) as (app, client):
-        await seat_on(app, fake_base)
-        await client.post("/api/scheduler", json={"mode": "run", "off": ALL_BUT_AVAILABILITY})
+    async with bench_app(settings, net, clock) as run:
+        await seat_on(run, fake_base)
+        await run.client.post("/api/scheduler", json={"mode": "run", "off": ALL_BUT_AVAILABILITY})
         await clock.advance(at_utc(clock, 5, 1) - clock.now())
-        await finished(app.state.scheduler.ctx.db, "availability", 1)
+        await finished(run.ctx.db, "availability", 1)
     latest = at_utc(clock, 5, 0, days=2)
     clock.set(latest + 4 * 3600)  # stopped over three 05:00 slots
-    async with running_app(settings, clock) as (app, _):
-        db = app.state.scheduler.ctx.db
-        runs = await finished(db, "availability", 2)
+    async with bench_app(settings, net, clock) as run:
+        await finished(run.ctx.db, "availability", 2)
         await clock.advance(3600)
         await clock.advance(3600)
-        runs = [r for r in await runs_of(db, "availability")]
+        runs = await runs_of(run.ctx.db, "availability")
         assert len(runs) == 2 and runs[0].due == latest and "catching up" in runs[0].note
     assert fake.count("alpha") == 2
 
@@ -136,8 +146,8 @@ async def test_a_job_never_overlaps_itself(home: Path) -> None:
 
     hourly = ", ".join(f"{h:02d}:00" for h in range(24))
     async with health_ctx(home, Scripted(), clock) as ctx:
-        s = Scheduler(ctx, clock, {"slow": Job("slow", hourly, slow)})
-        await sched.change(ctx, clock, s.jobs, mode="run")
+        s = Scheduler(ctx, {"slow": Job("slow", hourly, slow)})
+        await sched.change(ctx, s.jobs, mode="run")
         await clock.advance(3600)
         assert await s.tick() == ["started slow"]
         await clock.advance(3600)
@@ -153,10 +163,10 @@ async def test_a_job_never_overlaps_itself(home: Path) -> None:
 async def test_a_job_whose_target_is_not_installed_is_logged_not_failed(home: Path) -> None:
     clock = ManualClock()
     async with health_ctx(home, Scripted(), clock) as ctx:
-        s = Scheduler(ctx, clock, {"catalog": Job("catalog", "06:00", "benchwarmers_mcp.no_such_module:refresh")})
+        s = Scheduler(ctx, {"catalog": Job("catalog", "06:00", "benchwarmers_mcp.no_such_module:refresh")})
         run_id = await s.run_now("catalog")
         done = await s.wait(run_id)
-        assert done is not None and done.status == "not available" and done.note == NOT_AVAILABLE
+        assert done is not None and done["status"] == "not available" and done["note"] == NOT_AVAILABLE
         overview = await s.overview()
         assert overview["jobs"][0]["available"] is False
 
@@ -164,13 +174,13 @@ async def test_a_job_whose_target_is_not_installed_is_logged_not_failed(home: Pa
 async def test_settings_switch_jobs_off_and_move_their_times(home: Path) -> None:
     clock = ManualClock()
     async with health_ctx(home, Scripted(), clock) as ctx:
-        cfg = await sched.change(ctx, clock, sched.JOBS, mode="run", off=["perf"], times={"availability": "04:30"})
+        cfg = await sched.change(ctx, sched.JOBS, mode="run", off=["perf"], times={"availability": "04:30"})
         assert cfg.mode == "run" and cfg.off == ("perf",) and cfg.since == clock.now()
-        overview = await sched.overview(ctx, clock, sched.JOBS)
+        overview = await sched.overview(ctx, sched.JOBS)
         jobs = {j["name"]: j for j in overview["jobs"]}
         assert jobs["availability"]["schedule"] == "04:30" and jobs["perf"]["on"] is False
         assert jobs["perf"]["next_run"] is None and jobs["availability"]["next_run"] is not None
-        cfg = await sched.change(ctx, clock, sched.JOBS, on=["perf"], times={"availability": None})
+        cfg = await sched.change(ctx, sched.JOBS, on=["perf"], times={"availability": None})
         assert cfg.off == () and cfg.times == {}
         with pytest.raises(Exception, match="no job named"):
-            await sched.change(ctx, clock, sched.JOBS, off=["nope"])
+            await sched.change(ctx, sched.JOBS, off=["nope"])

@@ -104,7 +104,7 @@ async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, 
     listed, problem = await listing_within(ctx, plan.endpoint, ADD_LISTING_TIMEOUT)
     if listed is None:
         return plan.served, Listing([]), (f"{plan.endpoint.name} did not answer its listing ({problem}); "
-                                          "registered as planned")
+                                          "the catalog's name is used as planned")
     if not listed.names:
         return plan.served, listed, None
     served = discover.resolve_listed(plan.served, listed.names)

@@ -1,6 +1,7 @@
 """Onboarding: bring models on one at a time through a queue in the store.
 
-Steps (``[n/5]``): (1) the endpoint serves it, else "did you mean" the closest names it lists;
+Steps (``[n/5]``): (1) the endpoint serves it, else "did you mean" the closest names it lists (a
+listing that does not answer is noted and the item goes on: the probe is the proof);
 (2) its alias (the one asked for, else the served name's last segment, ``:`` as ``-``, suffixed on
 a collision); (3) register it, through ``catalog.registration.register_new`` as ``POST
 /api/model/register`` does, with the catalog's facts (image generators get role ``image``); (4) the
@@ -30,7 +31,7 @@ import anyio
 
 from benchwarmers_mcp.catalog.registration import register_new
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import BadRequest, BenchError
+from benchwarmers_mcp.errors import BadRequest, BenchError, ProviderError
 from benchwarmers_mcp.health.probes import Prober
 from benchwarmers_mcp.health.rules import listed
 from benchwarmers_mcp.store import endpoints as endpoint_store
@@ -109,7 +110,8 @@ def _problem(w: Wanted, named: bool, endpoints: set[str], models: list[ModelReco
         return "already queued"
     for m in models:
         if m.endpoint == w.endpoint and m.served == w.served:
-            return f"retired as {m.alias!r} (bench model restore {m.alias})" if m.retired else f"on the bench as {m.alias!r}"
+            return (f"retired as {m.alias!r} (bench model restore {m.alias})" if m.retired
+                    else f"already on the bench as {m.alias!r}")
     return None
 
 
@@ -227,7 +229,11 @@ class Onboarding:
 
     async def _served(self, item: Item) -> Step:
         endpoint = await endpoint_store.get(self.ctx.db, item.endpoint)
-        found = await listing(self.ctx, endpoint)
+        try:
+            found = await listing(self.ctx, endpoint)
+        except ProviderError as e:  # the probe (step 4) is the proof of life; a listing is only a hint
+            return Step("ok", f"{item.endpoint} did not answer its listing ({e.message[:200]}); going on: the"
+                              " probe will tell")
         names = found.names
         if listed(item.served, names):
             self._listed[item.id] = found  # the register step takes its facts without asking again

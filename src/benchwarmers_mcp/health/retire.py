@@ -193,9 +193,9 @@ async def _connection_fails(ctx: Context, prober: Prober, model: ModelRecord, fa
     e = found[model.alias]
     others = sorted((o for o in found.values() if o.connection == e.connection and o.alias != model.alias
                      and (o.last_answer or 0.0) >= o.since), key=lambda o: -(o.last_answer or 0.0))
-    witness = next((await model_store.find(ctx.db, o.alias) for o in others), None)
-    if witness is None:
+    if not others:
         return False
+    witness = await model_store.get(ctx.db, others[0].alias)
     [row] = await prober.probe(witness, "witness")
     if row.failure != failure:
         return False

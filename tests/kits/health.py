@@ -1,5 +1,7 @@
-"""Shared pieces of the health, scheduler and onboarding tests: a clock moved by hand, a scripted
-upstream for every API (``httpx.MockTransport``) that keeps each request body, and a context."""
+"""Shared pieces of the health, scheduler and onboarding tests (no tests here): a clock moved by
+hand, a scripted upstream for every API (``httpx.MockTransport``) that keeps each request body, an
+engine context built by hand on it, and the app itself in-process (``create_app`` with its clock
+and upstream seams, lifespan run) with a client that reaches it."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from starlette.applications import Starlette
 
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.health.onboarding import Onboarding
+from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, endpoints, models
 from benchwarmers_mcp.store.endpoints import Endpoint
@@ -168,15 +172,15 @@ def settings_for(home: Path) -> Settings:
 
 @asynccontextmanager
 async def health_ctx(home: Path, upstream: Scripted, clock: ManualClock) -> AsyncIterator[Context]:
-    """A context over a store in ``home`` whose upstream calls go to ``upstream``."""
+    """What the lifespan builds, by hand (no scheduler or worker running): a context over a store in
+    ``home`` whose upstream calls go to ``upstream`` and whose clock is ``clock``."""
     settings = settings_for(home)
     async with Database(settings.db_path) as db, httpx.AsyncClient(
             transport=httpx.MockTransport(upstream.handler)) as client, anyio.create_task_group() as tg:
         keys = KeyStore(settings.config_dir, {})
-        ctx = Context(settings, db, keys, client, ModelCaller(db, keys, client, PacingPolicy(backoff=0.01, retries=0)),
-                      tg)
-        ctx.extras["clock"] = clock
-        yield ctx
+        yield Context(settings=settings, db=db, keys=keys, client=client,
+                      caller=ModelCaller(db, keys, client, PacingPolicy(backoff=0.01, retries=0)), tg=tg,
+                      clock=clock)
         tg.cancel_scope.cancel()
 
 
@@ -187,11 +191,48 @@ async def seat(db: Database, endpoint: str, *aliases: str, api: str = "chat", co
     return [await models.register(db, ModelRecord(models.alias_for(a), a, endpoint, a)) for a in aliases]
 
 
+@dataclass
+class Running:
+    """The app in-process: its context (what its lifespan built) and a client that reaches it."""
+
+    app: Starlette
+    ctx: Context
+    client: httpx.AsyncClient
+
+    @property
+    def scheduler(self) -> Scheduler:
+        assert isinstance(self.ctx.scheduler, Scheduler)
+        return self.ctx.scheduler
+
+    @property
+    def worker(self) -> Onboarding:
+        assert isinstance(self.ctx.onboarding, Onboarding)
+        return self.ctx.onboarding
+
+
 @asynccontextmanager
-async def running_app(settings: Settings, clock: ManualClock) -> AsyncIterator[tuple[Starlette, httpx.AsyncClient]]:
-    """The real app with its lifespan (scheduler and onboarding worker running), called in-process."""
-    app = create_app(settings, clock=clock)
+async def running_app(settings: Settings, clock: ManualClock,
+                      upstream: httpx.AsyncBaseTransport | None = None) -> AsyncIterator[Running]:
+    """The real app with its lifespan (scheduler and onboarding worker running), called in-process;
+    its upstream calls go to ``upstream`` (nowhere when None: a call would fail)."""
+    app = create_app(settings, clock=clock, upstream_transport=upstream or httpx.MockTransport(_nowhere))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8122") as client:
-            yield app, client
+        async with httpx.AsyncClient(transport=transport, base_url=f"http://127.0.0.1:{settings.port}",
+                                     timeout=60) as client:
+            yield Running(app, app.state.ctx, client)
+
+
+def _nowhere(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError(f"no upstream in this test: {request.url}", request=request)
+
+
+async def onboarded(client: httpx.AsyncClient, item: int, limit: float = 30.0) -> dict[str, Any]:
+    """The onboarding item once it has finished (its state, alias, log), as ``GET /api/onboarding`` shows it."""
+    with anyio.fail_after(limit):
+        while True:
+            items = {i["id"]: i for i in (await client.get("/api/onboarding")).json()["items"]}
+            found = items.get(item)
+            if found is not None and found["state"] not in ("queued", "running"):
+                return found
+            await anyio.sleep(0.02)
