@@ -11,13 +11,16 @@ import anyio
 import httpx
 import pytest
 
+from benchwarmers_mcp import catalog
 from benchwarmers_mcp import scheduler as sched
+from benchwarmers_mcp.health import jobs
 from benchwarmers_mcp.scheduler import NOT_AVAILABLE, Job, Scheduler, due_slot, parse_schedule
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import endpoints, models
 from benchwarmers_mcp.store import scheduler as sched_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.suite import runner
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.health import ManualClock, Running, Scripted, at_utc, health_ctx, running_app
 from tests.kits.loopback import Loopback
@@ -184,3 +187,14 @@ async def test_settings_switch_jobs_off_and_move_their_times(home: Path) -> None
         assert cfg.off == () and cfg.times == {}
         with pytest.raises(Exception, match="no job named"):
             await sched.change(ctx, sched.JOBS, off=["nope"])
+
+
+def test_every_job_is_wired_to_its_code_in_this_install() -> None:
+    """The reference's jobs and times, each resolving to the function that does it (a renamed one
+    would quietly become "not available in this install")."""
+    wired = {name: (job.schedule, job.resolve()) for name, job in sched.JOBS.items()}
+    assert wired == {
+        "availability": ("05:00", jobs.availability), "catalog": ("06:00", catalog.refresh),
+        "suite-free": ("06:00", runner.scheduled_free), "perf": ("mon 07:00", jobs.perf),
+        "capabilities": ("sun 07:00", jobs.capabilities), "deprecations": ("08:00", jobs.deprecations),
+        "suite": ("03:00, 09:00, 15:00, 21:00", runner.scheduled)}
