@@ -1,6 +1,7 @@
 """What the faces hand the engine: the app's ``Context`` (settings, the store, the model caller, the
-background task group in which panels run, so a caller that hangs up never stops a panel) and,
-per request, the caller's ``Access`` (who asks, which collections they may use).
+background task group in which panels run, so a caller that hangs up never stops a panel, and the
+live feed of the store's events) and, per request, the caller's ``Access`` (who asks, which
+collections they may use).
 
 The ground floor: this module imports nothing above ``store``, ``messages``, ``errors``,
 ``settings`` and ``clock``. What it needs from higher floors it names as small Protocols
@@ -34,6 +35,7 @@ from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import limits as limit_store
+from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.store.models import ModelRecord
 
 
@@ -150,6 +152,7 @@ class Context:
     caller: Caller
     tg: TaskGroup
     route_tuning: RouteTuning | None = None  # None: the timings in Settings
+    events: Feed | None = None  # the live feed the dashboard streams (set in the app's lifespan)
     clock: Clock = field(default_factory=SystemClock)
     scheduler: Scheduling | None = None  # set by the app's lifespan
     onboarding: Onboarder | None = None  # set by the app's lifespan
