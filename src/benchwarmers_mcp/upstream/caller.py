@@ -223,7 +223,7 @@ class ModelCaller:
             return answer
 
     async def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-                     info: CallInfo = ANONYMOUS) -> AsyncIterator[StreamEvent]:
+                     info: CallInfo = ANONYMOUS) -> AsyncGenerator[StreamEvent, None]:
         """Stream one call, bounded by ``timeout``; retried only before its first event. Its text is
         masked on the way (``StreamMask``: a key split across pieces too)."""
         call = await self._open(model, request, timeout, info)
