@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,7 +57,7 @@ class Caller(Protocol):
                        info: CallInfo = ...) -> Answer: ...
 
     def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-               info: CallInfo = ...) -> AsyncIterator[StreamEvent]: ...
+               info: CallInfo = ...) -> AsyncGenerator[StreamEvent, None]: ...
 
 
 class KeyRing(Protocol):

@@ -205,7 +205,8 @@ def _check(data: Any, headers: httpx.Headers) -> dict[str, Any]:
         raise UpstreamFailure("upstream sent something that is not a Gemini response")
     error = data.get("error")
     if isinstance(error, dict):
-        status = error.get("code") if isinstance(error.get("code"), int) else 500
+        code = error.get("code")
+        status = code if isinstance(code, int) else 500
         raise error_for_status(status, headers, data)
     return data
 

@@ -25,7 +25,7 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_message
+from benchwarmers_mcp.providers.base import Connection, error_message, prefixed
 from benchwarmers_mcp.providers.convert import (
     THINKING_BUDGETS,
     THINKING_OFF,
@@ -116,7 +116,7 @@ def _check(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UpstreamFailure("upstream sent something that is not an Ollama chat response")
     if data.get("error"):
-        raise UpstreamFailure(f"upstream error: {error_message(data)}")
+        raise UpstreamFailure(prefixed("upstream error", error_message(data)))
     return data
 
 
