@@ -141,7 +141,8 @@ class ModelCaller:
         call = _Call(model, gate, info, time.monotonic() + timeout, estimate_request_tokens(request), key,
                      self.secrets_for(gate.endpoint, key))
         try:
-            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout))
+            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout,
+                                               past_pause=info.past_pause))
         except Refused as refused:
             with anyio.CancelScope(shield=True):
                 await self._settle(call, None, refused.error, refused=refused)
