@@ -4,7 +4,8 @@ For a local runtime (``http://127.0.0.1:11434``; a base ending in ``/v1`` or ``/
 too). No key is needed locally; one is sent as a Bearer token when set (Ollama's cloud). Images
 go as raw base64 in ``images`` (so only ``data:`` URLs: the gateway never fetches a link), tool
 arguments are JSON objects, tool results are ``tool`` messages with ``tool_name``, and sampling
-options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict``).
+options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict``);
+``reasoning_effort`` becomes ``think`` (false for "none" or "minimal").
 """
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ from benchwarmers_mcp.messages import (
 )
 from benchwarmers_mcp.providers.base import Connection, error_message, prefixed
 from benchwarmers_mcp.providers.convert import (
+    THINKING_BUDGETS,
+    THINKING_OFF,
     arguments_object,
     arguments_text,
     call_id,
     option,
     options_as,
+    reasoning_effort,
     split_data_url,
     stop_list,
     tool_names,
@@ -75,6 +79,9 @@ def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         options["stop"] = stops
     if options:
         body["options"] = options
+    effort = reasoning_effort(request)
+    if effort in THINKING_OFF or effort in THINKING_BUDGETS:
+        body["think"] = effort in THINKING_BUDGETS
     if request.tools and request.tool_choice != "none":
         body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                            "parameters": t.parameters}} for t in request.tools]

@@ -349,7 +349,9 @@ async def raise_alert(tx: Transaction, kind: str, subject: str, message: str) ->
 
 
 async def open_alerts(db: Database) -> list[dict[str, Any]]:
-    rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts WHERE cleared_at IS NULL ORDER BY at")
+    """Open alerts the user has not dismissed (``store/alerts.py`` has them all, with their detail)."""
+    rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts"
+                             " WHERE cleared_at IS NULL AND dismissed_at IS NULL ORDER BY at")
     return [dict(r) for r in rows]
 
 

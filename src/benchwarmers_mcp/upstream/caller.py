@@ -141,7 +141,8 @@ class ModelCaller:
         call = _Call(model, gate, info, time.monotonic() + timeout, estimate_request_tokens(request), key,
                      self.secrets_for(gate.endpoint, key))
         try:
-            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout))
+            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout,
+                                               past_pause=info.past_pause))
         except Refused as refused:
             with anyio.CancelScope(shield=True):
                 await self._settle(call, None, refused.error, refused=refused)
@@ -223,7 +224,7 @@ class ModelCaller:
             return answer
 
     async def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-                     info: CallInfo = ANONYMOUS) -> AsyncIterator[StreamEvent]:
+                     info: CallInfo = ANONYMOUS) -> AsyncGenerator[StreamEvent, None]:
         """Stream one call, bounded by ``timeout``; retried only before its first event. Its text is
         masked on the way (``StreamMask``: a key split across pieces too)."""
         call = await self._open(model, request, timeout, info)

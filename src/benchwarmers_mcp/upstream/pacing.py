@@ -245,14 +245,18 @@ class Pacer:
         self.db = db
         self.policy = policy
 
-    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float) -> Admission:
+    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float, *,
+                    past_pause: bool = False) -> Admission:
         """Wait until the call fits or raise ``Refused``; returns its ``Admission``.
 
         ``deadline`` is wall-clock (epoch seconds), since windows are shared across processes.
+        ``past_pause``: a paused connection still takes this one call (health's confirming call of a
+        failure that paused it: a 402 must be seen twice before its model retires); rests and
+        limits still apply.
         """
         while True:
             now = time.time()
-            if gate.paused_until and gate.paused_until > now:
+            if gate.paused_until and gate.paused_until > now and not past_pause:
                 raise Refused(AuthOrBilling(
                     f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
                     f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it"
