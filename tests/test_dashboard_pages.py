@@ -23,7 +23,8 @@ from benchwarmers_mcp.web.site import safe_next
 from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
-SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Settings", "Info"]
+SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Settings",
+           "Info"]
 TOKEN = "a-long-enough-admin-token-for-tests"
 
 
@@ -186,7 +187,8 @@ def test_a_new_page_is_one_module_and_one_template(api: httpx.Client, tmp_path: 
         reply = api.get("/health-checks")
         assert reply.status_code == 200 and "every probe answered" in reply.text
         assert "<h1>Health</h1>" in reply.text and 'data-live="alert"' in reply.text
-        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:7], "Health", *SIDEBAR[7:]]
+        after = SIDEBAR.index("Logs") + 1  # the last of its group (Observe, order 30)
+        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:after], "Health", *SIDEBAR[after:]]
     finally:
         site_module.site.cache_clear()
 
