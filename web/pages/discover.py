@@ -117,7 +117,7 @@ async def load(view: View) -> dict[str, Any]:
     others = [e for e in endpoints if not e.simulated]
     page = [_shown(r, others) for r in chosen[offset:offset + PER_PAGE]]
     return {"rows": page, "total": len(chosen), "offset": offset, "per_page": PER_PAGE, "given": given,
-            "reach": reach, "reach_words": REACH_WORDS, "catalog": await status(ctx),
+            "reach_chosen": reach, "reach_words": REACH_WORDS, "catalog": await status(ctx),
             "modalities": modalities(e.facts for e in catalog.entries), "endpoints": others,
             **discover.choices(catalog, chosen),
             "previous": _link(given, max(0, offset - PER_PAGE)) if offset else None,
