@@ -49,7 +49,10 @@ def trust_plot(trust: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if m["recall"] is None or m["confidently_wrong"] is None:
             continue
         rx, wy = m["recall_interval"] or (m["recall"],) * 2, m["confidently_wrong_interval"] or (m["confidently_wrong"],) * 2
+        right = m["recall"] > 0.7  # a label right of a dot near the right edge would leave the plot
         points.append({"alias": m["alias"], "cx": _x(m["recall"]), "cy": _y(m["confidently_wrong"]),
+                       "tx": _x(m["recall"]) + (-8 if right else 8), "anchor": "end" if right else "start",
+                       "ty": max(11.0, _y(m["confidently_wrong"]) - 6),
                        "x1": _x(rx[0]), "x2": _x(rx[1]), "y1": _y(wy[0]), "y2": _y(wy[1])})
     ticks = [{"label": f"{t}%", "x": _x(t / 100), "y": _y(t / 100)} for t in (0, 25, 50, 75, 100)]
     return {"points": points, "ticks": ticks, "width": PLOT_W, "height": PLOT_H, "left": LEFT, "top": TOP,

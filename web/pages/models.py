@@ -55,14 +55,17 @@ def shown_value(fact: str, value: Any) -> str:
 
 def fact_table(rows: Iterable[FactRow], catalog: Catalog, refreshed_base: bool) -> list[dict[str, Any]]:
     """Every fact a model has, in the catalog's order, as the page shows it."""
+    rows = list(rows)
     entries = {(r.fact, r.source): r.entry for r in rows}
+
+    def named(fact: str, source: str) -> str:
+        return source_of(source, entries.get((fact, source), ""), catalog, refreshed_base)
+
     out = []
     for fact, item in merge.shown(rows).items():
         out.append({"fact": fact, "name": FACT_NAMES.get(fact, fact), "value": shown_value(fact, item["value"]),
-                    "source": source_of(item["source"], entries.get((fact, item["source"]), ""), catalog,
-                                        refreshed_base),
-                    "detail": item.get("evidence") or item["detail"],
-                    "overrides": [f"{shown_value(fact, o['value'])} ({merge.SOURCE_WORDS.get(o['source'], o['source'])})"
+                    "source": named(fact, item["source"]), "detail": item.get("evidence") or item["detail"],
+                    "overrides": [f"{shown_value(fact, o['value'])} ({named(fact, o['source'])})"
                                   for o in item["overrides"]]})
     return out
 
