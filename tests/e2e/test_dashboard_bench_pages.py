@@ -15,6 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests.e2e.test_dashboard import MOST_BYTES, UNNAMED, WEIGH
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.browser import Watch, shot
 from tests.suite.test_seed import make_repo
@@ -108,6 +109,17 @@ def test_discover_add_facts_and_benchmarks(browser: Browser, fake: FakeUpstream,
     # the roster's Suite column
     page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="At a glance", exact=True).click()
     expect(page.get_by_role("meter", name="no-fault found 0 of 1 in the suite")).to_be_visible()
+
+    for path in ("/discover", "/benchmarks", "/registered"):  # light, and every control named
+        fresh = browser.new_context(base_url=gateway)
+        one = fresh.new_page()
+        one.goto(path)
+        one.wait_for_load_state("load")
+        weight = one.evaluate(WEIGH)[0]
+        print(f"{path}: {weight / 1024:.1f} KB")
+        assert weight < MOST_BYTES, (path, weight)
+        assert one.evaluate(UNNAMED) == [], path
+        fresh.close()
 
     assert watch.hosts() == {urlsplit(gateway).netloc}, watch.requests
     assert watch.errors == []
