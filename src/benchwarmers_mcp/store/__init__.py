@@ -9,6 +9,9 @@ per concept holds that concept's queries:
     limits (rate limits, quotas, rests, pauses, alerts)  keys (gateway keys)  summary (status counts)
     facts (each model's facts by source)  catalog (refreshed feeds, first sightings, dismissals)
     suite (the review suite: repositories, runs and their items, answers with scores, leases)
+    health (probes, listings snapshotted, probe quirks, the retire rules' evidence)  alerts ("action
+    needed": raised, refreshed, dismissed, cleared)  scheduler (leases, job states, every run)
+    onboarding (the queue of models to bring on)
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
@@ -40,7 +43,8 @@ PostgreSQL backend must still cover, all of it inside ``db.py`` or its own migra
   process is serialised, and several store functions rely on it (read-then-write without a race:
   ``keys.admit`` counts then inserts, ``routes.claim_turn`` finds then bumps a conversation,
   ``limits.raise_alert`` checks then inserts, ``reminders.due``, the retried id draws of panels
-  and conversations, ``suite.take_lease`` and ``suite.settle_item`` check then write). PostgreSQL's ``BEGIN`` does not serialise: take one transaction-level
+  and conversations, ``suite.take_lease`` and ``suite.settle_item`` check then write, ``scheduler.take_lease`` and
+  ``scheduler.claim`` find then take a lease or a job's run, ``alerts.put`` finds then raises). PostgreSQL's ``BEGIN`` does not serialise: take one transaction-level
   advisory lock first (``SELECT pg_advisory_xact_lock(<store key>)``), or run SERIALIZABLE and retry.
 - Rows changed: SQLite's ``total_changes`` difference (it counts rows changed by triggers too);
   PostgreSQL's command status count (``UPDATE 3``). Callers only test it for zero or add it up.
