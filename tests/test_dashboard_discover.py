@@ -1,11 +1,14 @@
 """The Discover page: the catalog's rows as ``GET /api/discover`` (and so ``bench discover``) gives
 them, in its order; each filter (free, new, tools, vision, a modality, reach, provider, text)
 keeps only the rows it says; "Add" posts to ``/api/discover/add``, the path ``bench discover
-add`` takes, same-origin only; and the Models page then shows each fact with its source."""
+add`` takes, same-origin only: to the onboarding queue (the row says so until the model is on
+the bench), or registered at once ("Register now"); the Models page then shows each fact with its
+source."""
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -119,7 +122,9 @@ def test_add_registers_it_through_discovers_path(api: httpx.Client, fake: FakeUp
     assert '<option value="local">local (by name)</option>' in row  # a local endpoint, asked for by name
 
     # what the form posts, as the dashboard's script sends it: same-origin JSON; another origin is refused
-    body = {"model": key, "endpoint": "local"}
+    assert 'name="mode"' in row and '<option value="quick">' in row
+    assert 'name="now" value="true" data-type="bool">Register now' in row
+    body = {"model": key, "endpoint": "local", "now": True}  # "Register now"
     foreign = api.post("/api/discover/add", json=body, headers={"Origin": "https://evil.example"})
     assert foreign.status_code == 403, foreign.text
     cross = api.post("/api/discover/add", json=body, headers={"Sec-Fetch-Site": "cross-site"})
@@ -138,3 +143,26 @@ def test_add_registers_it_through_discovers_path(api: httpx.Client, fake: FakeUp
     window = facts.split('data-fact="context_window"', 1)[1].split("</tr>", 1)[0]
     shown = api.get("/api/model/facts", params={"alias": alias}).json()["facts"]["context_window"]
     assert f"{shown['value']:,}" in window and ">catalog</span>" in window and key in window
+
+
+def test_add_queues_it_for_onboarding_until_it_is_on_the_bench(api: httpx.Client, fake: FakeUpstream,
+                                                               upstream: str) -> None:
+    fake.served = ["gpt-4o-mini"]
+    assert api.post("/api/endpoint", json={"name": "local", "base": upstream, "key": "sk-local-key-0123456789"}
+                    ).status_code == 201
+    key = "openai/gpt-4o-mini"
+    queued = api.post("/api/discover/add", json={"model": key, "endpoint": "local", "mode": "quick"})  # "Add"
+    assert queued.status_code == 202, queued.text
+    assert queued.json()["item"]["mode"] == "quick" and queued.json()["entry"] == key
+    seen = []
+    deadline = time.monotonic() + 60
+    while True:  # queued, then running its steps, then on the bench: the row says which
+        row = row_html(api.get("/discover", params={"provider": "openai", "find": "gpt-4o-mini"}).text, key)
+        seen.append("bench" if "on the bench as" in row else "queue" if "onboarding: " in row else "neither")
+        if seen[-1] == "bench":
+            break
+        assert seen[-1] == "queue" and "/api/discover/add" not in row, row  # no second Add while it waits
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.05)
+    items = api.get("/api/onboarding").json()
+    assert [(i["served"], i["endpoint"]) for i in items["items"]] == [("gpt-4o-mini", "local")], items

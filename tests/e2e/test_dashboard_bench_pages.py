@@ -1,6 +1,6 @@
 """Discover, Models and Benchmarks in a real browser (Debian's Chromium) against a real server:
-the filter form narrows the rows; "Add" registers a catalog model through /api/discover/add and
-the row then says it is on the bench; the model's facts open with their sources; the Benchmarks
+the filter form narrows the rows; "Add" queues a catalog model for onboarding through
+/api/discover/add and the row follows it live onto the bench; the model's facts open with their sources; the Benchmarks
 page draws its plots (server-side SVG) beside their tables, the heat map's cells coloured. No
 console error (a CSP refusal would be one), no request to any host but the server."""
 
@@ -75,11 +75,15 @@ def test_discover_add_facts_and_benchmarks(browser: Browser, fake: FakeUpstream,
     expect(row).to_be_visible()
     shot(page, "discover")
 
-    # Add: through /api/discover/add; the answer is said, and the row refreshes to "on the bench"
+    # Add: to the onboarding queue through /api/discover/add; what happened is said, and the row
+    # follows live (a change event) from the queue to "on the bench" with no reload
     expect(row.get_by_label(f"Endpoint for {KEY}")).to_have_value("local")
+    row.get_by_label(f"Onboarding for {KEY}").select_option("quick")
+    page.evaluate("window.__kept = true")  # gone if the page reloaded
     row.get_by_role("button", name=f"Add {KEY}").click()
-    expect(page.get_by_role("status").filter(has_text="Registered")).to_contain_text(f"on local, named) from {KEY}")
-    expect(page.locator(f'tr[data-key="{KEY}"]')).to_contain_text("on the bench as gpt-4o-mini")
+    expect(page.get_by_role("status").filter(has_text="Queued")).to_contain_text(f"on local, named (quick) from {KEY}")
+    expect(page.locator(f'tr[data-key="{KEY}"]')).to_contain_text("on the bench as gpt-4o-mini", timeout=30_000)
+    assert page.evaluate("window.__kept === true")
 
     # Models: the facts of it, each with its source
     page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="Models", exact=True).click()

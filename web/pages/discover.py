@@ -1,8 +1,10 @@
 """Discover: every (provider, model) the catalog knows, as ``bench discover`` lists them (free
 first, then new, then reach), filtered by free, new, a modality, tools, vision, reach, provider
-and text; "Add" registers one through ``POST /api/discover/add``, the same path as ``bench
-discover add``. Nothing here touches the network: the rows come from the shipped (or refreshed)
-catalog in the store."""
+and text; "Add" hands one to the onboarding queue through ``POST /api/discover/add``, the same
+path as ``bench discover add`` (checked, registered with the catalog's facts, probed and, in the
+full mode, run through the suite), and "Register now" registers it at once (``--now``). A row
+waiting in the queue says so. Nothing here touches the network: the rows come from the shipped
+(or refreshed) catalog in the store."""
 
 from __future__ import annotations
 
@@ -17,12 +19,14 @@ from benchwarmers_mcp.catalog.sync import ensure_current, note_seen, status
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
+from benchwarmers_mcp.store import onboarding as onboarding_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.web.registry import Page, View
 
 PER_PAGE = 100
 REACH_WORDS = {"bench": "on the bench", "connected": "connected", "easy": "easy to add", "other": "other"}
 PARAMS = ("free", "new", "tools", "vision", "modality", "reach", "provider", "find")
+MODES = (("full", "full: probe and suite"), ("quick", "quick: probe only"), ("quick-adhoc", "quick, ad hoc"))
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,14 @@ def _choices(row: Mapping[str, Any], others: list[Endpoint]) -> list[dict[str, s
     return out
 
 
-def _shown(row: dict[str, Any], others: list[Endpoint]) -> dict[str, Any]:
-    return {**row, "price": price(row), "tools_word": flag(row["tools"]), "reasoning_word": flag(row["reasoning"]),
+def _waiting(row: Mapping[str, Any], queue: Mapping[tuple[str, str], str], others: list[Endpoint]) -> str | None:
+    """The onboarding state of a row waiting in the queue (as one of its routes, or by name)."""
+    places = [(r["endpoint"], r["served"]) for r in row["routes"]] + [(e.name, row["model"]) for e in others]
+    return next((queue[p] for p in places if p in queue), None)
+
+
+def _shown(row: dict[str, Any], others: list[Endpoint], queue: Mapping[tuple[str, str], str]) -> dict[str, Any]:
+    return {**row, "onboarding": _waiting(row, queue, others), "price": price(row), "tools_word": flag(row["tools"]), "reasoning_word": flag(row["reasoning"]),
             "vision_word": flag(row["vision"]), "weights": {True: "open", False: "closed"}.get(row["open_weights"], "unknown"),
             "reach_word": REACH_WORDS[row["reach"]], "choices": _choices(row, others),
             "takes": ", ".join(row.get("input_modalities") or []) or "—",
@@ -115,10 +125,12 @@ async def load(view: View) -> dict[str, Any]:
                                        await catalog_store.first_seen(ctx.db), view.now, filters) if more.keeps(r)]
     offset = min(_offset(view), max(0, len(chosen) - 1))
     others = [e for e in endpoints if not e.simulated]
-    page = [_shown(r, others) for r in chosen[offset:offset + PER_PAGE]]
+    queue = {(i.endpoint, i.served): f"{i.state}, step {max(i.step, 1)} of 5" if i.state == "running" else i.state
+             for i in await onboarding_store.waiting(ctx.db)}
+    page = [_shown(r, others, queue) for r in chosen[offset:offset + PER_PAGE]]
     return {"rows": page, "total": len(chosen), "offset": offset, "per_page": PER_PAGE, "given": given,
             "reach_chosen": reach, "reach_words": REACH_WORDS, "catalog": await status(ctx),
-            "modalities": modalities(e.facts for e in catalog.entries), "endpoints": others,
+            "modalities": modalities(e.facts for e in catalog.entries), "endpoints": others, "modes": MODES,
             **discover.choices(catalog, chosen),
             "previous": _link(given, max(0, offset - PER_PAGE)) if offset else None,
             "next": _link(given, offset + PER_PAGE) if offset + PER_PAGE < len(chosen) else None}
