@@ -123,7 +123,7 @@ async def load(view: View) -> dict[str, Any]:
     endpoints = await endpoint_store.list_all(ctx.db)
     chosen = [r for r in discover.rows(catalog, endpoints, await fact_store.matched_entries(ctx.db),
                                        await catalog_store.first_seen(ctx.db), view.now, filters) if more.keeps(r)]
-    offset = min(_offset(view), max(0, len(chosen) - 1))
+    offset = min(_offset(view), max(0, len(chosen) - 1) // PER_PAGE * PER_PAGE)  # past the end: the last page
     others = [e for e in endpoints if not e.simulated]
     queue = {(i.endpoint, i.served): f"{i.state}, step {max(i.step, 1)} of 5" if i.state == "running" else i.state
              for i in await onboarding_store.waiting(ctx.db)}
