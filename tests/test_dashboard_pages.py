@@ -254,3 +254,10 @@ def test_the_models_page_shows_each_fact_with_its_source(settings: Settings, net
         assert "does not support tools" in dialog.split('data-fact="tools"', 1)[1].split("</tr>", 1)[0]
         row = html.split(f"<th scope=\"row\">{alias}<br>", 1)[1].split("</tr>", 1)[0]  # the table names each source
         assert '64k<br><span class="muted src">you</span>' in row and 'no<br><span class="muted src">learned</span>' in row
+
+
+def test_sizes_read_as_people_write_them() -> None:
+    from benchwarmers_mcp.web.render import tokens
+
+    assert [tokens(v) for v in (16384, 131072, 128000, 200000, 1048576, 1500, 500, None)] == [
+        "16k", "128k", "128k", "200k", "1M", "1.5k", "500", "—"]
