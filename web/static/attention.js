@@ -11,6 +11,7 @@
     }
     if (data.answered === true) return `${label}: it answered${data.cleared ? "; its alert is cleared" : ""}.`;
     if (data.ok === false) return `${label}: ${data.error || "failed"}`;
+    if (data.status === "running") return `${label}: started.`;
     if (Array.isArray(data.retired)) return `${label}: ${data.retired.length} retired.`;
     return `${label}: done.`;
   };
