@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.engine.learning import after_verdict
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import context, guarded, key_name, read_json, render_error
@@ -16,6 +17,8 @@ async def post_verdict(request: Request) -> Response:
     ctx = context(request)
     verdict = parse_verdict(await read_json(request, ctx.settings.max_body))
     recorded, written = await verdicts.record(ctx.db, verdict, key_name=key_name(request))
+    if written:
+        await after_verdict(ctx, recorded.call)  # the next panel reflects it
     return JSONResponse({"ok": True, "written": written, "recorded": recorded.as_dict()})
 
 
