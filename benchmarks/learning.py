@@ -136,7 +136,7 @@ class Bench:
 async def run_seed(seed: int, a: argparse.Namespace) -> SeedResult:
     world = make_world(seed, a)
     out = SeedResult()
-    rating_policy = RatingPolicy(half_life_days=a.half_life_days)
+    rating_policy = RatingPolicy(prior=(a.prior, a.prior), half_life_days=a.half_life_days)
     policy = LearningPolicy(promote_p=a.promote_p, min_weight=a.min_weight, auto_p=a.auto_p,
                             auto_min_weight=a.auto_min_weight)
     explore = Explore(a.explore, a.z, random.Random(seed))
@@ -188,7 +188,7 @@ async def run_seed_in_memory(seed: int, a: argparse.Namespace) -> SeedResult:
     come from the store path."""
     world = make_world(seed, a)
     out = SeedResult()
-    rating_policy = RatingPolicy(half_life_days=a.half_life_days)
+    rating_policy = RatingPolicy(prior=(a.prior, a.prior), half_life_days=a.half_life_days)
     policy = LearningPolicy(promote_p=a.promote_p, min_weight=a.min_weight, auto_p=a.auto_p,
                             auto_min_weight=a.auto_min_weight)
     explore = Explore(a.explore, a.z, random.Random(seed))
@@ -350,6 +350,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-weight", type=float, default=LearningPolicy().min_weight)
     p.add_argument("--auto-p", type=float, default=LearningPolicy().auto_p)
     p.add_argument("--auto-min-weight", type=float, default=LearningPolicy().auto_min_weight)
+    p.add_argument("--prior", type=float, default=RatingPolicy().prior[0], help="the Beta(prior, prior) prior")
     p.add_argument("--half-life-days", type=float, default=RatingPolicy().half_life_days)
     p.add_argument("--seconds-per-panel", type=float, default=60.0)
     p.add_argument("--all-sources", action="store_true", help="read every evidence source each panel (slower)")

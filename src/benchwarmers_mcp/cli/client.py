@@ -20,7 +20,7 @@ import anyio
 import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_models, cmd_suite
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_models, cmd_ratings, cmd_suite
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_admin(b, sub)
     cmd_catalog.add_commands(b, sub)
     cmd_suite.register(b, sub)
+    cmd_ratings.register(b, sub)
     return top
 
 
@@ -283,11 +284,13 @@ def add_admin(b: Builder, sub: Subparsers) -> None:
                        args=("name",))
     yes_flag(delete)
 
-    settings = b.command(sub, "settings", cmd_bench.settings, "show or change the gateway settings", [
-        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1"])
-    settings.add_argument("section", nargs="?", choices=("gateway",), help="the settings to change")
+    settings = b.command(sub, "settings", cmd_bench.settings, "show or change the gateway or learning settings", [
+        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1",
+        "bench settings learning --auto on", "bench settings learning --shadow agents:on"])
+    settings.add_argument("section", nargs="?", choices=("gateway", "learning"), help="the settings to change")
     settings.add_argument("--max-calls", type=int, help="seats per panel, members included (1 to 10)")
     settings.add_argument("--max-explorers", type=int, help="explorer seats per panel (0 to 2)")
+    cmd_ratings.add_learning_flags(settings)
     b.command(sub, "quotas", cmd_bench.quotas, "rate-limit windows per connection, and who is resting",
               ["bench quotas", "bench quotas --json"])
     add_keys(b, sub)
