@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections import Counter
 import statistics
 import sys
 import tempfile
@@ -165,7 +166,7 @@ async def run_seed(seed: int, a: argparse.Namespace) -> SeedResult:
                 _score(out, bench, coll, seating.seats, t, last)
                 await _record(db, bench, seating.seats, t, now)
                 evidence = await learning.load_evidence(db, now) if a.all_sources else learning._map_evidence(
-                    await rating_store.evidence(db, now, sources=("panel",)))
+                    await rating_store.evidence(db, now, sources=("panel", "health")))
                 ratings = rate_all(active, evidence, collection=coll.qualified, shape="general", policy=rating_policy)
                 result = await learning.review(db, coll, now=now, ratings=ratings, policy=policy, settings=settings)
                 if a.mode == "accept":
@@ -200,6 +201,7 @@ async def run_seed_in_memory(seed: int, a: argparse.Namespace) -> SeedResult:
         records[bench.alias[s]] = ModelRecord(bench.alias[s], bench.alias[s], "sim", f"fam{s}")
     members = [bench.alias[s] for s in world.members]
     counts: dict[str, list[int]] = {}
+    seated: Counter[str] = Counter()
     k, last = 0, a.panels - 100
     for t in range(a.panels):
         if a.churn_every > 0 and t > 0 and t % a.churn_every == 0 and k < len(world.newcomer_p):
@@ -213,7 +215,8 @@ async def run_seed_in_memory(seed: int, a: argparse.Namespace) -> SeedResult:
             bench.arrivals[slot] = (t, world.newcomer_p[k], slot in set(np.argsort(-world.p)[:3].tolist()))
             bench.became.pop(slot, None)
             k += 1
-        evidence = [Evidence(al, "panel", "bench/core", "general", c[0], c[1]) for al, c in counts.items()]
+        evidence = [Evidence(al, "panel", "bench/core", "general", c[0], c[1]) for al, c in counts.items()] + [
+            Evidence(al, "health", good=n) for al, n in seated.items()]
         ratings = rate_all(list(records), evidence, collection="bench/core", shape="general", policy=rating_policy)
         pool = [m for al, m in records.items() if al not in members]
         chosen = [m for m, _ in ranked_pool(pool, ratings, explore)[:a.explorers]]
@@ -221,11 +224,13 @@ async def run_seed_in_memory(seed: int, a: argparse.Namespace) -> SeedResult:
         _score(out, bench, Collection("core", tuple(members)), seats, t, last)
         for seat in seats:
             records[seat.alias] = replace(records[seat.alias], last_used=T0 + t)
+            seated[seat.alias] += 1
             s = bench.slot[seat.alias]
             if world.judged[t][s]:
                 c = counts.setdefault(seat.alias, [0, 0])
                 c[0 if world.useful[t][s] < world.p[s] else 1] += 1
-        evidence = [Evidence(al, "panel", "bench/core", "general", c[0], c[1]) for al, c in counts.items()]
+        evidence = [Evidence(al, "panel", "bench/core", "general", c[0], c[1]) for al, c in counts.items()] + [
+            Evidence(al, "health", good=n) for al, n in seated.items()]
         ratings = rate_all(list(records), evidence, collection="bench/core", shape="general", policy=rating_policy)
         raised = review("core", members, sorted(al for al in records if al not in members), ratings, policy)
         before = list(members)

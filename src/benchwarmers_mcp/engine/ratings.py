@@ -33,6 +33,7 @@ from typing import Any
 DAY = 86400.0
 VERDICT_SOURCES = ("panel", "route", "shadow")
 SOURCES = (*VERDICT_SOURCES, "suite", "health")
+FRESH_SEATS = 3  # calls (health evidence) after which a never-judged model is no longer seated first
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,20 @@ class Rating:
     def interval(self) -> tuple[float, float]:
         return beta_interval(self.alpha, self.beta, self.level)
 
+    def fresh(self, seats: int = FRESH_SEATS) -> bool:
+        """Never judged and seldom seated: it sits before every judged model. A model seated
+        ``seats`` times with no verdict competes on its prior like the rest (never hogs a seat)."""
+        calls = self.counts.get("health", {})
+        return not self.judged and calls.get("good", 0) + calls.get("bad", 0) < seats
+
     def upper(self, z: float) -> float:
         """The upper bound used to seat explorers: mean + z sd (the normal approximation, cheap to
-        compute on every panel); unjudged models get 2.0, above every judged one."""
-        return 2.0 if not self.judged else min(1.0, self.mean + z * self.sd)
+        compute on every panel); a fresh model gets 2.0, above every other."""
+        return 2.0 if self.fresh() else min(1.0, self.mean + z * self.sd)
 
     def draw(self, rng: random.Random) -> float:
-        """A Thompson draw from the posterior (unjudged: 2.0, seated first)."""
-        return 2.0 if not self.judged else rng.betavariate(self.alpha, self.beta)
+        """A Thompson draw from the posterior (a fresh model: 2.0, seated first)."""
+        return 2.0 if self.fresh() else rng.betavariate(self.alpha, self.beta)
 
     @property
     def wrong_share(self) -> float:

@@ -147,7 +147,7 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
 
 
 def _why(r: Rating | None, explore: Explore, score: float) -> str:
-    if r is None or not r.judged:
+    if r is None or r.fresh():
         return "never judged here: seated to learn"
     what = "upper bound" if explore.method == "ucb" else "Thompson draw"
     return f"{what} {score:.2f} (mean {r.mean:.2f} from {r.weight:.1f} verdicts)"
