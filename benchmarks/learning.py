@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections import Counter
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any

@@ -10,10 +10,9 @@ import openai
 import pytest
 
 from benchwarmers_mcp.engine import merge, ranking
-from benchwarmers_mcp.store import Database, models
+from benchwarmers_mcp.store import Database, models, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import routes as route_store
-from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.verdicts import Verdict
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.loopback import Loopback
