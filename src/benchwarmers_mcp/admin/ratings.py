@@ -5,9 +5,10 @@ collections): per model the posterior mean, its 90% interval, the evidence count
 confidently-wrong share with its interval, health and status; members first. Without a collection
 the ratings are over every collection and shape (an unscoped key only).
 
-``GET /bench/suggestions`` (admin): every collection reviewed now, then the open suggestions
-(``?state=all`` adds the decided ones). ``POST /bench/suggestions/accept`` ``{"id": 3}`` applies
-one: the members change and the change log says why.
+``GET /bench/suggestions`` (a gateway key; a scoped key sees its collections' only): every
+collection reviewed now, then the open suggestions (``?state=all`` adds the decided ones).
+``POST /api/suggestion/accept`` ``{"id": 3}`` (admin) applies one: the members change and the
+change log says why.
 
 ``GET /api/learning-settings``, ``POST /api/learning-settings``
 ``{"auto": true, "shadow": {"core": true}, "explore": "ucb"}``: automatic mode, shadow seats per
@@ -78,7 +79,9 @@ async def get_suggestions(request: Request) -> Response:
     if state not in ("open", "all", "accepted", "withdrawn"):
         raise BadRequest("state is open (the default), all, accepted or withdrawn")
     await learning.review_all(ctx.db)
-    rows = await rating_store.suggestions(ctx.db, state=None if state == "all" else state)
+    access = access_of(request)
+    rows = [r for r in await rating_store.suggestions(ctx.db, state=None if state == "all" else state)
+            if access.allows(r.collection)]
     settings = await rating_store.learning_settings(ctx.db)
     return ok({"suggestions": [r.as_dict() for r in rows], "auto": settings.auto})
 

@@ -59,7 +59,7 @@ async def suggestions(args: argparse.Namespace, remote: Remote) -> int:
     if args.action == "accept":
         if args.id is None:
             raise UsageError("bench suggestions accept ID: which suggestion (bench suggestions lists them)")
-        reply = await remote.post("/bench/suggestions/accept", {"id": args.id})
+        reply = await remote.post("/api/suggestion/accept", {"id": args.id})
         if show_json(args, reply):
             return 0
         s = reply["suggestion"]
