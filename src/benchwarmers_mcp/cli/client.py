@@ -20,7 +20,15 @@ import anyio
 import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_health, cmd_models, cmd_ratings, cmd_suite
+from benchwarmers_mcp.cli import (
+    cmd_ask,
+    cmd_bench,
+    cmd_catalog,
+    cmd_health,
+    cmd_models,
+    cmd_ratings,
+    cmd_suite,
+)
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 

@@ -9,7 +9,7 @@ Every source of evidence is kept apart (``Evidence.source``) and combined only h
                              alarm is not; a false alarm or an invented finding is confidently wrong
     health                   whether the model answers at all (seats and route turns: ok or failed)
 
-The rating is a Beta posterior over "the next answer is useful": a Beta(1, 1) prior plus each
+The rating is a Beta posterior over "the next answer is useful": a Beta(2, 2) prior (a model is probably middling) plus each
 verdict weighed by how far it is from the scope asked (this collection and shape 1, this collection
 on another shape ``other_shape``, another collection ``other_collection``), by its source (suite
 answers ``suite_weight``) and by its age (halved every ``half_life_days``), so a model that changed
@@ -53,7 +53,7 @@ class Evidence:
 
 @dataclass(frozen=True)
 class RatingPolicy:
-    prior: tuple[float, float] = (1.0, 1.0)
+    prior: tuple[float, float] = (2.0, 2.0)  # a model is probably middling until shown otherwise
     half_life_days: float = 90.0
     other_shape: float = 0.5
     other_collection: float = 0.25
@@ -215,8 +215,8 @@ def p_better(a: Rating, b: Rating) -> float:
 class LearningPolicy:
     """When a review suggests a change, and when it is strong enough to apply on its own."""
 
-    promote_p: float = 0.8  # P(challenger better than the weakest member) to suggest a promotion
-    min_weight: float = 2.0  # verdicts (weighted) behind a challenger before it may be promoted
+    promote_p: float = 0.55  # P(challenger better than the weakest member) to suggest a promotion
+    min_weight: float = 1.0  # verdicts (weighted) behind a challenger before it may be promoted
     auto_p: float = 0.9  # ... to apply it automatically (when the user opted in)
     auto_min_weight: float = 8.0
     wrong_low: float = 0.3  # bench a member whose confidently-wrong share is surely above this
