@@ -80,7 +80,7 @@ def test_a_shadow_answers_in_the_background_and_never_reaches_the_agent(
     assert judged.status_code == 200, judged.text
     ratings = http.get(base + "/bench/ratings", params={"collection": "agents", "shape": "route"}).json()
     beta = next(m for m in ratings["models"] if m["alias"] == "beta")
-    assert beta["evidence"]["shadow"]["good"] == 1 and beta["mean"] == pytest.approx(2 / 3, abs=1e-3)
+    assert beta["evidence"]["shadow"]["good"] == 1 and beta["mean"] == pytest.approx(3 / 5, abs=1e-3)
 
 
 def test_a_failing_shadow_is_recorded_and_leaves_the_turn_alone(

@@ -32,19 +32,19 @@ async def db(tmp_path: Path):
 @pytest.mark.anyio
 async def test_a_strong_explorer_is_suggested_in_place_of_the_weakest_member(db: Database) -> None:
     await judge(db, "a", 2, 8, label="member")
-    await judge(db, "b", 8, 2, label="member")
+    await judge(db, "b", 9, 1, label="member")
     await judge(db, "x", 9, 1)
     await judge(db, "y", 1, 1)
     review = await learning.review(db, await collection_store.get(db, "core"))
     [s] = review.open
     assert (s.kind, s.alias, s.replaces, s.state) == ("promote", "x", "a", "open")
     assert s.strength > 0.99 and "x" in s.reason and "a" in s.reason
-    assert s.evidence["challenger"]["mean"] == pytest.approx(10 / 12, abs=1e-3)
+    assert s.evidence["challenger"]["mean"] == pytest.approx(11 / 14, abs=1e-3)
     assert s.evidence["member"]["interval"][1] < s.evidence["challenger"]["interval"][0]
     again = await learning.review(db, await collection_store.get(db, "core"))
     assert [r.id for r in again.open] == [s.id], "the same suggestion is refreshed, not added again"
     assert (await collection_store.get(db, "core")).members == ("a", "b"), "off by default: nothing changes"
-    await judge(db, "a", 30, 0, label="member")  # a turns out fine after all
+    await judge(db, "a", 60, 0, label="member")  # a turns out excellent after all
     later = await learning.review(db, await collection_store.get(db, "core"))
     assert later.open == []
     [withdrawn] = await rating_store.suggestions(db, state="withdrawn")
@@ -85,7 +85,8 @@ async def test_a_confidently_wrong_member_is_benched_but_never_the_last(db: Data
     await collection_store.save(db, collection_store.Collection("duo", ("b", "y")))
     await judge(db, "y", 0, 10, wrong=10, label="member", collection="bench/duo")
     await judge(db, "b", 0, 10, wrong=10, label="member", collection="bench/duo")
-    raised = (await learning.review(db, await collection_store.get(db, "duo"))).open
+    raised = [r for r in (await learning.review(db, await collection_store.get(db, "duo"))).open
+              if r.kind == "bench"]
     assert len(raised) == 1, "two confidently wrong members: only one may go"
     await learning.accept(db, raised[0].id)
     with pytest.raises(BadRequest):
