@@ -42,6 +42,7 @@ from benchwarmers_mcp.store.ratings import EvidenceRow, LearningSettings, NewSug
 
 log = logging.getLogger("benchwarmers.learning")
 RATING, LEARNING = RatingPolicy(), LearningPolicy()
+REST_WINDOW = 7 * 86400.0  # "resting too often" looks at the ledger's last week
 
 
 def _map_evidence(rows: Iterable[EvidenceRow]) -> list[Evidence]:
@@ -101,7 +102,9 @@ async def review(db: Database, collection: Collection, *, now: float | None = No
     everyone = {m.alias: m for m in await model_store.list_all(db)}
     if ratings is None:
         ratings = await ratings_for(db, collection.qualified, review_shape(collection), everyone, now=now)
-    raised = review_ratings(collection.name, collection.members, candidates(everyone, collection), ratings, policy)
+    resting = await rating_store.refused_shares(db, now - REST_WINDOW)
+    raised = review_ratings(collection.name, collection.members, candidates(everyone, collection), ratings, policy,
+                            resting)
     open_rows = await rating_store.sync_open(db, collection.name, [_map_new(s) for s in raised], now)
     settings = settings or await rating_store.learning_settings(db)
     result = Review(open_rows, members=collection.members)

@@ -268,7 +268,8 @@ def _benches(name: str, members: Sequence[str], ratings: Mapping[str, Rating], p
                 strength=1 - high, auto=r.health_calls >= 2 * policy.dead_min_calls, evidence=_brief(r)))
         elif resting_share.get(alias, 0.0) >= policy.rest_share:
             share = resting_share[alias]
-            out.append(Suggestion(name, "bench", alias, reason=f"resting too often: {share:.0%} of the recent time",
+            out.append(Suggestion(name, "bench", alias, reason=f"resting too often: the pacing refused {share:.0%}"
+                                  " of its calls this week (rate limits, quotas)",
                                   strength=share, auto=False, evidence=_brief(r)))
     return out
 

@@ -106,6 +106,15 @@ async def evidence(db: Reader, now: float | None = None, *, bucket: float = BUCK
     return out
 
 
+async def refused_shares(db: Reader, since: float, *, min_calls: int = 10) -> dict[str, float]:
+    """Per alias with at least ``min_calls`` calls in the ledger since ``since``: the share the
+    pacing refused (resting after a rate limit, a quota spent, a limit reached)."""
+    rows = await db.fetchall(
+        "SELECT alias, SUM(CASE WHEN status = 'refused' THEN 1 ELSE 0 END) AS refused, COUNT(*) AS n"
+        " FROM usage WHERE t >= ? GROUP BY alias", (since,))
+    return {r["alias"]: int(r["refused"] or 0) / int(r["n"]) for r in rows if int(r["n"]) >= min_calls}
+
+
 # ---- settings ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
