@@ -123,6 +123,10 @@ async def settings(args: argparse.Namespace, remote: Remote) -> int:
         return 0
     g = reply["gateway"]
     print(f"gateway  max calls {g['max_calls']} (seats per panel), max explorers {g['max_explorers']}")
+    if getattr(args, "section", None) is None:
+        from benchwarmers_mcp.cli.cmd_ratings import learning_settings
+
+        await learning_settings(args, remote)
     return 0
 
 
