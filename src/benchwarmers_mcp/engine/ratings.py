@@ -216,7 +216,7 @@ class LearningPolicy:
     """When a review suggests a change, and when it is strong enough to apply on its own."""
 
     promote_p: float = 0.55  # P(challenger better than the weakest member) to suggest a promotion
-    min_weight: float = 1.0  # verdicts (weighted) behind a challenger before it may be promoted
+    min_weight: float = 0.75  # weighted verdicts behind a challenger before it may be promoted (one recent verdict)
     auto_p: float = 0.9  # ... to apply it automatically (when the user opted in)
     auto_min_weight: float = 8.0
     wrong_low: float = 0.3  # bench a member whose confidently-wrong share is surely above this
