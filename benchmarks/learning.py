@@ -36,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from benchwarmers_mcp.context import Access  # noqa: E402
 from benchwarmers_mcp.engine import learning  # noqa: E402
 from benchwarmers_mcp.engine.ratings import Evidence, LearningPolicy, RatingPolicy, rate_all, review  # noqa: E402
 from benchwarmers_mcp.engine.seating import Explore, ranked_pool, seat_panel  # noqa: E402
@@ -51,6 +52,7 @@ from benchwarmers_mcp.store.models import ModelRecord  # noqa: E402
 from benchwarmers_mcp.store.verdicts import Verdict  # noqa: E402
 
 T0 = 1_800_000_000.0
+LOCAL = Access.unscoped()
 REFERENCE = [
     ("explorers by staleness, members fixed by hand", 566, 0.509, 0.50),
     ("explorers by staleness, a person swapping fewest/most useful every 50 panels", 494, 0.554, 0.51),
@@ -279,7 +281,7 @@ async def _record(db: Database, bench: Bench, seats: list[Any], t: int, now: flo
         s = bench.slot[seat.alias]
         if bench.world.judged[t][s]:
             useful = bool(bench.world.useful[t][s] < bench.world.p[s])
-            await verdicts.record(db, Verdict(call, useful, at=now))
+            await verdicts.record(db, Verdict(call, useful, at=now), access=LOCAL)
 
 
 def _newcomers(out: SeedResult, bench: Bench, members: set[str]) -> None:

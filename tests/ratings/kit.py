@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import time
 
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.store import Database, calls, endpoints, models, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
@@ -15,6 +16,7 @@ from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.verdicts import Verdict
 
 _panels = itertools.count(1)
+LOCAL = Access.unscoped()
 
 
 async def bench(db: Database, aliases: list[str], collections: dict[str, list[str]], *,
@@ -39,4 +41,4 @@ async def judge(db: Database, alias: str, useful: int, not_useful: int = 0, *, w
         await calls.record_seat(db, SeatRecord(call, panel, f"seat{i}", label, alias, "ok", 1.0, "answer", at=now))
         good = i < useful
         false = ("a bug that is not there",) if not good and i - useful < wrong else ()
-        await verdicts.record(db, Verdict(call, good, false=false, at=now))
+        await verdicts.record(db, Verdict(call, good, false=false, at=now), access=LOCAL)

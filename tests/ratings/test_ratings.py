@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.engine.ratings import DAY, Evidence, RatingPolicy, beta_interval, p_better, rate
 from benchwarmers_mcp.store import Database, calls, endpoints, models, verdicts
@@ -20,6 +21,8 @@ from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.verdicts import Verdict
 
 pytestmark = pytest.mark.anyio
+
+LOCAL = Access.unscoped()
 
 
 def numeric_quantile(q: float, a: float, b: float) -> float:
@@ -103,13 +106,13 @@ async def test_the_store_evidence_counts_the_latest_verdict_of_each_call(db: Dat
                                              "q", []))
     for i, status in enumerate(("ok", "ok", "ok", "error")):
         await calls.record_seat(db, SeatRecord(f"p1.s{i}", "p1", f"s{i}", "member", "a", status, 1.0, "x", at=now))
-    await verdicts.record(db, Verdict("p1.s0", False, at=now))
-    await verdicts.record(db, Verdict("p1.s0", True, at=now))  # changed its mind: only this one counts
-    await verdicts.record(db, Verdict("p1.s1", False, false=("invented a bug",), at=now))
-    await verdicts.record(db, Verdict("p1.s2", True, real=("the race",), at=now))
+    await verdicts.record(db, Verdict("p1.s0", False, at=now), access=LOCAL)
+    await verdicts.record(db, Verdict("p1.s0", True, at=now), access=LOCAL)  # changed its mind: only this one counts
+    await verdicts.record(db, Verdict("p1.s1", False, false=("invented a bug",), at=now), access=LOCAL)
+    await verdicts.record(db, Verdict("p1.s2", True, real=("the race",), at=now), access=LOCAL)
     claim = await route_store.claim_turn(db, "k", "bench/core", "local", idle_lapse=60)
     call = await route_store.assign_member(db, claim.conversation.id, "a", "bench/core")
-    await verdicts.record(db, Verdict(call, True, at=now))
+    await verdicts.record(db, Verdict(call, True, at=now), access=LOCAL)
     ratings = await learning.ratings_for(db, "bench/core", "review", ["a", "b"], now=now)
     a = ratings["a"]
     assert a.counts["panel"] == {"good": 2, "bad": 1, "wrong": 1, "real": 1}

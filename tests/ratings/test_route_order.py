@@ -9,6 +9,7 @@ from pathlib import Path
 import openai
 import pytest
 
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.engine import merge, ranking
 from benchwarmers_mcp.store import Database, models, verdicts
 from benchwarmers_mcp.store import collections as collection_store
@@ -19,13 +20,15 @@ from tests.kits.loopback import Loopback
 from tests.kits.route import route_server, said
 from tests.ratings.kit import bench, judge
 
+LOCAL = Access.unscoped()
+
 
 async def route_verdicts(db: Database, alias: str, useful: int, not_useful: int) -> None:
     """Route conversations of ``bench/agents`` answered by ``alias``, each judged."""
     for i in range(useful + not_useful):
         claim = await route_store.claim_turn(db, f"{alias}-{i}", "bench/agents", "local", idle_lapse=60)
         call = await route_store.assign_member(db, claim.conversation.id, alias, "bench/agents")
-        await verdicts.record(db, Verdict(call, i < useful))
+        await verdicts.record(db, Verdict(call, i < useful), access=LOCAL)
 
 
 @pytest.mark.anyio

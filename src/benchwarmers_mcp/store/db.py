@@ -84,14 +84,20 @@ class Database:
     async def open(self) -> Database:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
-        conn.row_factory = sqlite3.Row
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.execute("PRAGMA busy_timeout=30000")
-        await conn.execute("PRAGMA foreign_keys=ON")
-        self._conn = conn
-        async with self.transaction() as tx:
-            await apply_migrations(tx)
+        try:
+            conn.row_factory = sqlite3.Row
+            await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            await conn.execute("PRAGMA busy_timeout=30000")
+            await conn.execute("PRAGMA foreign_keys=ON")
+            self._conn = conn
+            async with self.transaction() as tx:
+                await apply_migrations(tx)
+        except BaseException:  # not a database, or a disk that refuses: the driver's thread must not outlive it
+            self._conn = None
+            with anyio.CancelScope(shield=True):
+                await conn.close()
+            raise
         return self
 
     async def close(self) -> None:
