@@ -21,9 +21,9 @@ LOCAL = Access.unscoped()
 
 async def bench(db: Database, aliases: list[str], collections: dict[str, list[str]], *,
                 base_url: str = "http://127.0.0.1:9/v1", **fields: object) -> None:
-    await endpoints.add(db, Endpoint("e", base_url))
+    await endpoints.add(db, Endpoint("ep", base_url))
     for alias in aliases:
-        await models.register(db, ModelRecord(alias, alias, "e", alias, **fields))  # type: ignore[arg-type]
+        await models.register(db, ModelRecord(alias, alias, "ep", alias, **fields))  # type: ignore[arg-type]
     for name, members in collections.items():
         await collection_store.save(db, Collection(name, tuple(members)))
 

@@ -92,7 +92,7 @@ async def test_no_verdicts_at_all_means_rotation_by_exact_recency(tmp_path: Path
 async def test_family_rule_and_nominations_hold_under_ratings(tmp_path: Path) -> None:
     async with Database(tmp_path / "f.db") as db:
         await bench(db, ["member", "twin-a", "lone"], {})
-        await models.register(db, models.ModelRecord("twin-b", "vendor/twin-b", "e", "twin-a"))
+        await models.register(db, models.ModelRecord("twin-b", "vendor/twin-b", "ep", "twin-a"))
         await judge(db, "twin-a", 9, 0)
         await judge(db, "twin-b", 8, 0)
         await judge(db, "lone", 0, 9)

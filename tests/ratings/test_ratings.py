@@ -94,9 +94,9 @@ def test_suite_and_health_are_kept_apart_then_combined() -> None:
 @pytest.fixture
 async def db(tmp_path: Path):
     async with Database(tmp_path / "t.db") as db:
-        await endpoints.add(db, Endpoint("e", "http://127.0.0.1:9/v1"))
+        await endpoints.add(db, Endpoint("ep", "http://127.0.0.1:9/v1"))
         for alias in ("a", "b"):
-            await models.register(db, ModelRecord(alias, alias, "e", alias))
+            await models.register(db, ModelRecord(alias, alias, "ep", alias))
         yield db
 
 

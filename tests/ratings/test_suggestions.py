@@ -130,8 +130,8 @@ def test_suggestions_listed_and_accepted_from_the_cli(home: Path, gateway: str, 
 @pytest.mark.anyio
 async def test_a_member_resting_too_often_is_suggested_for_the_bench(db: Database) -> None:
     for i in range(12):  # the ledger's last week: 8 of b's 12 calls refused by the pacing (resting)
-        await ledger.append(db, ledger.UsageRow("b", "e", "e", "b", "refused" if i < 8 else "ok"))
-        await ledger.append(db, ledger.UsageRow("a", "e", "e", "a", "refused" if i < 2 else "ok"))
+        await ledger.append(db, ledger.UsageRow("b", "ep", "ep", "b", "refused" if i < 8 else "ok"))
+        await ledger.append(db, ledger.UsageRow("a", "ep", "ep", "a", "refused" if i < 2 else "ok"))
     [s] = (await learning.review(db, await collection_store.get(db, "core"))).open
     assert (s.kind, s.alias, s.auto) == ("bench", "b", False)
     assert s.reason.startswith("resting too often: the pacing refused 67%")
