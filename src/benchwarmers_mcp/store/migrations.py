@@ -734,3 +734,13 @@ async def ratings_001_suggestions_and_shadows(tx: Transaction) -> None:
         CREATE INDEX shadow_calls_conversation ON shadow_calls (conversation, turn)
         """,
     )
+
+
+@migration
+async def web_ratings_001_suggestion_events(tx: Transaction) -> None:
+    """The live feed hears suggestions: one raised, refreshed, withdrawn or accepted (a review writes
+    them after the verdict's own commit, so the verdict's event alone could come too early)."""
+    for change, at in (("INSERT", "NEW.raised_at"), ("UPDATE", "COALESCE(NEW.decided_at, NEW.updated_at)")):
+        await tx.execute(
+            f"CREATE TRIGGER events_suggestions_{change.lower()} AFTER {change} ON suggestions BEGIN"
+            f" INSERT INTO events (at, kind, subject, ref) VALUES ({at}, 'suggestion', NEW.collection, NEW.state); END")
