@@ -138,7 +138,8 @@ def test_a_suggestion_is_in_action_needed_and_accept_changes_the_collection(api:
     assert item
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", item.group(0)))
     assert "promote into bench/core in place of a" in text
-    assert "x: 77% useful (90% interval" in text and "a: 29% useful" in text, "the evidence: both ratings"
+    assert "probably better (P = 1.00)" in text
+    assert re.search(r"x 77% useful \(5\d–9\d%, 9\.0 verdicts\); a 29% useful \(1\d–5\d%, 10\.0 verdicts\)", text), text
     assert [f["body"] for f in forms(item.group(0)) if f["label"] == "Accept"] == [{"id": s.id}]
 
     done = press(api, item.group(0), "Accept")

@@ -139,20 +139,20 @@ def _figures(brief: Any) -> str:
     if not isinstance(brief, dict) or "mean" not in brief:
         return ""
     low, high = brief.get("interval") or (brief["mean"], brief["mean"])
-    weight = float(brief.get("weight") or 0)
-    return (f"{brief['mean']:.0%} useful (90% interval {low:.0%}–{high:.0%}, {weight:g} weighted verdict"
-            f"{'' if weight == 1 else 's'})")
+    return f"{brief['mean']:.0%} useful ({100 * low:.0f}–{100 * high:.0f}%, {float(brief.get('weight') or 0):.1f} verdicts)"
 
 
 def suggestion_message(s: SuggestionRow) -> str:
     """What a suggestion does and why, with the figures behind it (its evidence)."""
     where = f"bench/{s.collection}"
+    challenger, member = _figures(s.evidence.get("challenger")), _figures(s.evidence.get("member"))
+    if s.kind == "promote" and challenger and member:
+        return (f"promote into {where} in place of {s.replaces}: probably better (P = {s.strength:.2f}). "
+                f"{s.alias} {challenger}; {s.replaces} {member}.")
     if s.kind == "promote":
-        challenger, member = _figures(s.evidence.get("challenger")), _figures(s.evidence.get("member"))
-        return (f"promote into {where} in place of {s.replaces}. {s.reason}. "
-                f"{s.alias}: {challenger}; {s.replaces}: {member}.")
+        return f"promote into {where} in place of {s.replaces}: {s.reason}."
     figures = _figures(s.evidence)
-    return f"bench it from {where}. {s.reason}." + (f" Its rating: {figures}." if figures else "")
+    return f"bench it from {where}: {s.reason}." + (f" Its rating: {figures}." if figures else "")
 
 
 @source("suggestions", "Suggestions", live={"verdict", "change", "suggestion"})

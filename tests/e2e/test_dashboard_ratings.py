@@ -64,7 +64,7 @@ def test_suggestions_and_ratings_in_a_browser(browser: Browser, home: Path) -> N
         in_store(home, review)
         item = banner.locator("li").filter(has_text="promote into bench/core in place of a")
         expect(item).to_be_visible()
-        expect(item).to_contain_text("x: 77% useful")
+        expect(item).to_contain_text("x 77% useful")
         shot(page, "action-needed-suggestion")
         item.get_by_role("button", name="Accept").click()
         expect(item).to_have_count(0)

@@ -53,7 +53,7 @@ def row_of(r: Rating, member: bool) -> dict[str, Any]:
             "mean_text": pct(r.mean), "between": between(r.interval), "weight": round(r.weight, 1),
             "evidence": evidence_text(r.counts), "wrong_text": pct(r.wrong_share), "wrong_between": between((wlow, whigh)),
             "wrong_verdicts": r.wrong_verdicts, "health_text": pct(r.health), "health_calls": int(r.health_calls),
-            "status": r.status, "tone": STATUS_TONE.get(r.status, "")}
+            "judged": r.judged, "status": r.status, "tone": STATUS_TONE.get(r.status, "")}
 
 
 def _x(value: float) -> float:
