@@ -168,3 +168,20 @@ def test_a_suggestion_raised_or_decided_is_a_live_event(api: httpx.Client, setti
     assert s.state == "open"
     live = re.search(r'data-live="([^"]*)"', api.get("/collections").text)
     assert live and "suggestion" in live.group(1).split(), "every page listens for suggestions"
+
+
+def test_a_confidently_wrong_member_is_offered_for_the_bench(api: httpx.Client, settings: Settings) -> None:
+    async def wrong(db: Database) -> list[rating_store.SuggestionRow]:
+        await make_bench(db, ["a", "b"], {"core": ["a", "b"]})
+        await judge(db, "a", 1, 9, wrong=8, label="member")
+        await judge(db, "b", 5, 5, label="member")
+        return (await learning.review(db, await collection_store.get(db, "core"))).open
+    [s] = in_store(settings, wrong)
+    shown = banner(api.get("/collections").text)
+    item = re.search(r'<li data-subject="a">(.*?)</li>', shown, re.S)
+    assert item
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", item.group(1)))
+    assert "bench it from bench/core: confidently wrong" in text and "Its rating: 22% useful (7–41%, 10.0 verdicts)" in text, text
+    assert press(api, item.group(1), "Accept").json()["members"] == ["b"]
+    assert in_store(settings, lambda db: collection_store.get(db, "core")).members == ("b",)
+    assert s.kind == "bench" and "<li data-subject" not in banner(api.get("/").text)
