@@ -120,6 +120,12 @@ def test_the_ratings_page_draws_mean_and_interval_from_known_verdicts(api: httpx
     assert cells["b"].startswith(f"79% ({by['b'][3]})") and cells["a"].startswith(f"29% ({by['a'][3]})")
     assert 'href="/ratings?collection=core"' in core.group(1)
 
+    # At a glance: each model's rating over every collection and shape in the roster
+    glance = api.get("/").text
+    shown = {alias: re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", cell)).strip() for alias, cell in re.findall(
+        r'<tr [^>]*data-alias="(\w+)">.*?<td class="rating-cell">(.*?)</td>', glance, re.S)}
+    assert shown["b"].startswith("79% (") and shown["x"].startswith("77% (") and shown["y"] == "unrated"
+
 
 def test_a_suggestion_is_in_action_needed_and_accept_changes_the_collection(api: httpx.Client,
                                                                            settings: Settings) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.engine.ratings import Rating
+from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.collections import SHAPES, Collection
@@ -81,7 +82,7 @@ def mini(low: float, high: float, mean: float, width: int = 100) -> dict[str, fl
             "cx": round(mean * width, 1)}
 
 
-async def rated(db: Any, collection: Collection | None, shape: str) -> list[dict[str, Any]]:
+async def rated(db: Database, collection: Collection | None, shape: str) -> list[dict[str, Any]]:
     """Every registered model (retired ones only when members) rated on ``collection`` (None:
     everywhere) and ``shape`` ("": every shape); members first, then best first."""
     members = collection.members if collection else ()
