@@ -58,7 +58,7 @@ async def test_a_key_is_shown_once_and_only_its_hash_is_kept(settings: Settings,
         assert made["key"] not in (await client.get("/api/gateway-keys")).text
         await client.get("/v1/models", headers=bearer(made["key"]))
         assert (await client.get("/api/gateway-keys")).json()["keys"][0]["last_used"] is not None
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         row = await key_store.find(db, "ci")
     assert row is not None
     assert made["key"] not in [str(v) for v in asdict(row).values()]
@@ -135,7 +135,7 @@ async def test_the_key_name_is_written_on_every_call(settings: Settings, home: P
         call = r.json()["bench"]["seats"][0]["call"]
         v = await client.post("/bench/verdict", json={"call": call, "useful": True}, headers=bearer(key))
         assert v.status_code == 200, v.text
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         assert (await calls.panels(db))[0].key_name == "writer"
         assert (await verdicts.log(db))[0].key_name == "writer"
 

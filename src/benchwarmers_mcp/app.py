@@ -98,7 +98,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             raise RuntimeError("refusing to start: " + "; ".join(problems))
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
-            db = await stack.enter_async_context(Database(settings.db_path))
+            db = await stack.enter_async_context(Database(settings.store_target))
             http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             tg = await stack.enter_async_context(anyio.create_task_group())

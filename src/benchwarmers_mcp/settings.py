@@ -70,6 +70,9 @@ class Settings:
     catalog_openrouter_url: str = "https://openrouter.ai/api/v1/models"
     catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
     catalog_timeout: float = 60.0
+    # the shared store: a postgresql:// URL (BENCHWARMERS_DATABASE_URL); None is SQLite in the data
+    # folder. Never in repr: it may carry a password (show ``store.db.describe_target`` instead)
+    database_url: str | None = field(default=None, repr=False)
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -94,10 +97,17 @@ class Settings:
             catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
                                            "https://openrouter.ai/api/v1/models").strip(),
             catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
+            database_url=(env.get("BENCHWARMERS_DATABASE_URL") or "").strip() or None,
             env_keys=keys,
         )
         return replace(settings, **overrides) if overrides else settings
 
     @property
     def db_path(self) -> Path:
+        """The SQLite file in the data folder (the store when no database URL is set)."""
         return self.home / "benchwarmers.db"
+
+    @property
+    def store_target(self) -> Path | str:
+        """What ``store.Database`` opens: the database URL when set, else the SQLite file."""
+        return self.database_url or self.db_path

@@ -13,6 +13,7 @@ import uvicorn
 
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store.db import StoreUnavailable, describe_target
 
 
 def serve(settings: Settings) -> int:
@@ -28,10 +29,17 @@ def serve(settings: Settings) -> int:
 
     to_stderr()
     settings.home.mkdir(parents=True, exist_ok=True)
-    print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)
+    print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home}; store:"
+          f" {store_label(settings)})", file=sys.stderr)
     uvicorn.run(create_app(settings), host=settings.bind, port=settings.port, log_level="warning",
                 access_log=False, lifespan="on")
     return 0
+
+
+def store_label(settings: Settings) -> str:
+    """The store in one phrase, password masked: ``sqlite <path>`` or ``postgresql <masked url>``."""
+    where = describe_target(settings.store_target)
+    return f"sqlite {where['path']}" if where["backend"] == "sqlite" else f"postgresql {where['url']}"
 
 
 def _host(bind: str) -> str:
@@ -40,14 +48,20 @@ def _host(bind: str) -> str:
 
 def init(folder: str | None, settings: Settings) -> int:
     home = Path(folder).expanduser() if folder else settings.home
+    target = home / "benchwarmers.db" if folder or not settings.database_url else settings.store_target
 
     async def make() -> None:
-        async with Database(home / "benchwarmers.db"):
+        async with Database(target):
             pass
 
     home.mkdir(parents=True, exist_ok=True)
-    anyio.run(make)
-    print(f"data folder ready: {home}")
+    try:
+        anyio.run(make)
+    except StoreUnavailable as e:
+        print(f"benchwarmers: {e.message}", file=sys.stderr)
+        return 1
+    print(f"data folder ready: {home}" + ("" if target == home / "benchwarmers.db"
+                                          else f" (store: {store_label(settings)})"))
     return 0
 
 
@@ -57,7 +71,7 @@ def demo(settings: Settings) -> int:
 
     with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
         home = Path(tmp)
-        settings = replace(settings, home=home)
+        settings = replace(settings, home=home, database_url=None)  # never a shared store
 
         async def seed() -> None:
             async with Database(settings.db_path) as db:

@@ -1,0 +1,273 @@
+"""The PostgreSQL backend: a shared database that several server processes (replicas) use at once,
+on asyncpg with one connection pool per process.
+
+Chosen by ``BENCHWARMERS_DATABASE_URL=postgresql://user:password@host:5432/db``. What differs from
+SQLite, all of it here and in the migrations' per-backend DDL:
+
+- Placeholders: the store's ``?`` become ``$1, $2 ...`` (outside quoted text), once per statement
+  text (cached); asyncpg prepares and caches each statement per connection.
+- One writer at a time, across every replica: ``transaction()`` opens with
+  ``BEGIN; SELECT pg_advisory_xact_lock(WRITER_LOCK)`` (one round trip), so writer transactions
+  run one after another exactly as SQLite's ``BEGIN IMMEDIATE`` makes them; the lock ends with the
+  transaction. Inside a process, writers first queue on a local lock, so at most one pooled
+  connection per process waits on the database's lock and the rest stay free for reads.
+  ``write()`` (one statement) takes no lock: a single statement is atomic on its own, and an
+  ``UPDATE ... WHERE`` that races another re-checks its condition on the row it waited for.
+- Rows changed: the command status (``UPDATE 3``); triggers' rows are not counted (callers only
+  test for zero or add counts up). New ids: ``INSERT ... RETURNING id``.
+- Types: ``numeric`` (what ``SUM`` of a BIGINT column gives) comes back as an int when whole and a
+  float otherwise, as SQLite gives them; text compares byte-wise (``COLLATE "C"``, set by the DDL),
+  so ``ORDER BY`` a name sorts as on SQLite.
+- A read on ``Database`` from inside the same task's open transaction runs on that transaction's
+  connection (it sees its rows, as on SQLite, and never waits on a second pooled connection).
+- Failures to reach the server (refused, dropped, a bad login) become ``StoreUnavailable`` with
+  the URL's password masked; the password is never logged or put in a message.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import anyio
+import asyncpg
+
+from benchwarmers_mcp.store.db import Database, Params, Row, StoreUnavailable, Transaction, mask_url
+from benchwarmers_mcp.store.migrations import apply_migrations
+
+WRITER_LOCK = 0x62656E6368  # "bench": the store's one writer lock (transaction-level, advisory)
+BEGIN_SQL = f"BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK})"
+POOL_MIN, POOL_MAX = 1, 10
+CLOSE_GRACE = 10.0  # seconds close() waits for connections in use before it cuts them
+
+# the connection of the transaction the current task holds open, by database
+_held: contextvars.ContextVar[tuple[PostgresDatabase, asyncpg.Connection] | None] = contextvars.ContextVar(
+    "benchwarmers_pg_transaction", default=None)
+
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\$\$.*?\$\$", re.S)
+
+
+@lru_cache(maxsize=4096)
+def rewrite(sql: str) -> str:
+    """``?`` placeholders as ``$1, $2, ...``; quoted text, identifiers and ``$$`` bodies untouched."""
+    if "?" not in sql:
+        return sql
+    out: list[str] = []
+    n = 0
+    last = 0
+
+    def number(chunk: str) -> str:
+        nonlocal n
+        pieces = chunk.split("?")
+        joined = pieces[0]
+        for piece in pieces[1:]:
+            n += 1
+            joined += f"${n}{piece}"
+        return joined
+
+    for quoted in _QUOTED.finditer(sql):
+        out.append(number(sql[last:quoted.start()]))
+        out.append(quoted.group(0))
+        last = quoted.end()
+    out.append(number(sql[last:]))
+    return "".join(out)
+
+
+def _changed(status: str) -> int:
+    """Rows changed, from a command status: ``INSERT 0 1``, ``UPDATE 3``, ``DELETE 0``."""
+    tail = status.rsplit(" ", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _numeric(text: str) -> int | float:
+    return int(text) if text.lstrip("-").isdigit() else float(text)
+
+
+async def _setup(conn: asyncpg.Connection) -> None:
+    await conn.set_type_codec("numeric", encoder=str, decoder=_numeric, schema="pg_catalog", format="text")
+
+
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+    asyncpg.InvalidAuthorizationSpecificationError, asyncpg.InvalidCatalogNameError,
+    asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.AdminShutdownError,
+)
+
+
+class PostgresDatabase(Database):
+    dialect = "postgresql"
+
+    def __init__(self, target: Path | str, *, min_size: int = POOL_MIN, max_size: int = POOL_MAX,
+                 **options: Any) -> None:
+        super().__init__(str(target))
+        self.url = str(target)
+        self._sizes = (min_size, max_size)
+        self._pool: asyncpg.Pool | None = None
+        self._writer = anyio.Lock()
+
+    # -- errors: the one boundary where the driver's failures become the store's --
+
+    def _unavailable(self, e: BaseException, doing: str) -> StoreUnavailable:
+        reason = str(e) or type(e).__name__
+        password = unquote(urlsplit(self.url).password or "")
+        if password:
+            reason = reason.replace(password, "***")
+        return StoreUnavailable(f"cannot {doing} the PostgreSQL store at {mask_url(self.url)}: {reason}")
+
+    async def open(self) -> PostgresDatabase:
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url, min_size=self._sizes[0], max_size=self._sizes[1], init=_setup,
+                server_settings={"application_name": "benchwarmers"})
+        except (*CONNECTION_ERRORS, asyncpg.PostgresError, ValueError) as e:
+            raise self._unavailable(e, "open") from None  # the driver's message may carry the URL
+        try:
+            async with self.transaction() as tx:
+                await apply_migrations(tx)
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        with anyio.move_on_after(CLOSE_GRACE, shield=True):
+            await pool.close()
+            return
+        pool.terminate()
+
+    def _pool_or_fail(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise RuntimeError("database is not open")
+        return self._pool
+
+    def _own(self) -> asyncpg.Connection | None:
+        held = _held.get()
+        return held[1] if held is not None and held[0] is self else None
+
+    # -- reads and single writes --
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        conn = self._own()
+        try:
+            if conn is not None:
+                return list(await conn.fetch(rewrite(sql), *params))
+            return list(await self._pool_or_fail().fetch(rewrite(sql), *params))
+        except CONNECTION_ERRORS as e:
+            raise self._unavailable(e, "read") from e
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        conn = self._own()
+        try:
+            if conn is not None:
+                row: Row | None = await conn.fetchrow(rewrite(sql), *params)
+                return row
+            row = await self._pool_or_fail().fetchrow(rewrite(sql), *params)
+            return row
+        except CONNECTION_ERRORS as e:
+            raise self._unavailable(e, "read") from e
+
+    async def write(self, sql: str, params: Params = ()) -> int:
+        conn = self._own()
+        try:
+            if conn is not None:
+                return _changed(await conn.execute(rewrite(sql), *params))
+            return _changed(await self._pool_or_fail().execute(rewrite(sql), *params))
+        except CONNECTION_ERRORS as e:
+            raise self._unavailable(e, "write to") from e
+
+    # -- the one writer --
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        async with self._writer:
+            pool = self._pool_or_fail()
+            try:
+                conn = await pool.acquire()
+            except CONNECTION_ERRORS as e:
+                raise self._unavailable(e, "write to") from e
+            try:
+                async with self._open_transaction(conn) as tx:
+                    yield tx
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await pool.release(conn)
+
+    @asynccontextmanager
+    async def _open_transaction(self, conn: asyncpg.Connection) -> AsyncIterator[Transaction]:
+        try:
+            await conn.execute(BEGIN_SQL)
+        except CONNECTION_ERRORS as e:
+            raise self._unavailable(e, "write to") from e
+        token = _held.set((self, conn))
+        try:
+            yield PostgresTransaction(conn, self)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                if not conn.is_closed():
+                    try:
+                        await conn.execute("ROLLBACK")
+                    except CONNECTION_ERRORS:
+                        pass  # the connection is gone, and its transaction with it
+            raise
+        else:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await conn.execute("COMMIT")
+                except CONNECTION_ERRORS as e:
+                    raise self._unavailable(e, "commit to") from e
+        finally:
+            _held.reset(token)
+
+
+class PostgresTransaction(Transaction):
+    dialect = "postgresql"
+
+    def __init__(self, conn: asyncpg.Connection, db: PostgresDatabase) -> None:
+        self._conn = conn
+        self._db = db
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        try:
+            return _changed(await self._conn.execute(rewrite(sql), *params))
+        except CONNECTION_ERRORS as e:
+            raise self._db._unavailable(e, "write to") from e
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        try:
+            new = await self._conn.fetchval(rewrite(sql) + " RETURNING id", *params)
+        except CONNECTION_ERRORS as e:
+            raise self._db._unavailable(e, "write to") from e
+        if new is None:
+            raise RuntimeError("the insert made no row")
+        return int(new)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        batch = [tuple(r) for r in rows]
+        if not batch:
+            return
+        try:
+            await self._conn.executemany(rewrite(sql), batch)
+        except CONNECTION_ERRORS as e:
+            raise self._db._unavailable(e, "write to") from e
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            return list(await self._conn.fetch(rewrite(sql), *params))
+        except CONNECTION_ERRORS as e:
+            raise self._db._unavailable(e, "read") from e
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        try:
+            row: Row | None = await self._conn.fetchrow(rewrite(sql), *params)
+            return row
+        except CONNECTION_ERRORS as e:
+            raise self._db._unavailable(e, "read") from e
