@@ -76,7 +76,7 @@ class Settings:
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides) -> Settings:
+    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: object) -> Settings:
         home = Path(env.get("BENCHWARMERS_HOME") or default_home(env)).expanduser()
         config_dir = Path(env.get("BENCHWARMERS_CONFIG") or default_config_dir(env)).expanduser()
         keys = {k[len("BENCHWARMERS_KEY_"):]: v for k, v in env.items() if k.startswith("BENCHWARMERS_KEY_") and v}
