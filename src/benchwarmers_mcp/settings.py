@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 DEFAULT_PORT = 8122
 FALSE_WORDS = {"", "0", "false", "no", "off"}
@@ -76,7 +77,7 @@ class Settings:
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: object) -> Settings:
+    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
         home = Path(env.get("BENCHWARMERS_HOME") or default_home(env)).expanduser()
         config_dir = Path(env.get("BENCHWARMERS_CONFIG") or default_config_dir(env)).expanduser()
         keys = {k[len("BENCHWARMERS_KEY_"):]: v for k, v in env.items() if k.startswith("BENCHWARMERS_KEY_") and v}
