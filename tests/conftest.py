@@ -10,6 +10,7 @@ bound to a clean PostgreSQL database (``tests/kits/postgres.py``). ``store_backe
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,8 +38,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def store_backend(request: pytest.FixtureRequest) -> str:
-    """``sqlite`` or ``postgresql``: the store this run of the test uses (``sqlite`` unless marked)."""
-    return str(getattr(request, "param", "sqlite"))
+    """``sqlite`` or ``postgresql``: the store this run of the test uses. ``sqlite`` unless marked,
+    or unless ``BENCHWARMERS_TEST_STORE=postgresql`` puts every unmarked test on PostgreSQL."""
+    default = os.environ.get("BENCHWARMERS_TEST_STORE", "sqlite")
+    return str(getattr(request, "param", default))
 
 
 @pytest.fixture(scope="session")

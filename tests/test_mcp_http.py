@@ -20,7 +20,7 @@ from benchwarmers_mcp.store import calls
 from tests.kits import mcp as kit
 from tests.kits.loopback import Loopback
 from tests.kits.mcp import TOOLS, Seen, assert_panel, mcp_client, seed_bench, summary_of
-from tests.kits.store import store_of
+from tests.kits.store import store_of, url_for
 
 pytestmark = pytest.mark.anyio
 
@@ -210,7 +210,8 @@ class TestKeys:
 
     @pytest.fixture
     def settings(self, home: Path) -> Settings:
-        return Settings.from_env({}, home=home, config_dir=home.parent / "config", require_keys=True)
+        return Settings.from_env({}, home=home, config_dir=home.parent / "config", require_keys=True,
+                                 database_url=url_for(home))
 
     @pytest.fixture
     def scoped_key(self, home: Path) -> str:

@@ -20,6 +20,7 @@ from benchwarmers_mcp.store import keys as key_store
 from tests.kits.loopback import Loopback
 from tests.kits.security import app_client, bearer
 from tests.kits.seed import seed, seed_async
+from tests.kits.store import url_for
 
 pytestmark = pytest.mark.anyio
 KEY_RE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
@@ -29,7 +30,8 @@ PROMPT = [{"role": "user", "content": "Where can this return a stale value?"}]
 @pytest.fixture
 def settings(home: Path) -> Settings:
     """Keys required on loopback (the admin API stays open: no admin token)."""
-    return Settings.from_env({"BENCHWARMERS_REQUIRE_KEYS": "1"}, home=home, config_dir=home.parent / "config")
+    return Settings.from_env({"BENCHWARMERS_REQUIRE_KEYS": "1"}, home=home, config_dir=home.parent / "config",
+                             database_url=url_for(home))
 
 
 async def seeded(home: Path) -> None:
