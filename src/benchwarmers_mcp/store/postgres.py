@@ -46,8 +46,9 @@ BEGIN_SQL = f"BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK})"
 POOL_MIN, POOL_MAX = 1, 10
 CLOSE_GRACE = 10.0  # seconds close() waits for connections in use before it cuts them
 
-# the connection of the transaction the current task holds open, by database
-_held: contextvars.ContextVar[tuple[PostgresDatabase, asyncpg.Connection] | None] = contextvars.ContextVar(
+# the connection of the transaction the current task holds open: (database, connection, task id).
+# A task started inside the transaction inherits the variable but not the connection (its id differs)
+_held: contextvars.ContextVar[tuple[PostgresDatabase, asyncpg.Connection, int] | None] = contextvars.ContextVar(
     "benchwarmers_pg_transaction", default=None)
 
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\$\$.*?\$\$", re.S)
@@ -151,7 +152,9 @@ class PostgresDatabase(Database):
 
     def _own(self) -> asyncpg.Connection | None:
         held = _held.get()
-        return held[1] if held is not None and held[0] is self else None
+        if held is None or held[0] is not self or held[2] != anyio.get_current_task().id:
+            return None
+        return held[1]
 
     # -- reads and single writes --
 
@@ -207,7 +210,7 @@ class PostgresDatabase(Database):
             await conn.execute(BEGIN_SQL)
         except CONNECTION_ERRORS as e:
             raise self._unavailable(e, "write to") from e
-        token = _held.set((self, conn))
+        token = _held.set((self, conn, anyio.get_current_task().id))
         try:
             yield PostgresTransaction(conn, self)
         except BaseException:
