@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import httpx
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -30,6 +31,7 @@ from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
@@ -70,9 +72,33 @@ class Endpoint:
         await self.load()(scope, receive, send)
 
 
+def convertor(pattern: str) -> Convertor[str]:
+    """A parameter kind the table names (``routes.CONVERTORS``), so Starlette matches what it matches."""
+
+    class Segment(Convertor[str]):
+        def convert(self, value: str) -> str:
+            return value
+
+        def to_string(self, value: str) -> str:
+            return value
+
+    Segment.regex = pattern
+    return Segment()
+
+
 def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
     """The table as Starlette routes, in its order: the only routes the app has."""
+    for kind, pattern in routes.CONVERTORS.items():
+        register_url_convertor(kind, convertor(pattern))
     return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
+
+
+def closing(app: Starlette) -> None:
+    """A stopping server's first step, before it waits for open requests: the dashboard's event
+    streams end now (a browser reconnects to whatever serves next), so no idle tab holds it."""
+    ctx: Context | None = getattr(app.state, "ctx", None)
+    if ctx is not None and ctx.events is not None:
+        ctx.events.close()
 
 
 def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
@@ -101,14 +127,18 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             db = await stack.enter_async_context(Database(settings.store_target))
             http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
+            feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning)
+            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning,
+                          events=feed)
             app.state.ctx = ctx
+            tg.start_soon(feed.run)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
             await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
             try:
                 yield
             finally:
+                feed.close()
                 tg.cancel_scope.cancel()
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -1,6 +1,7 @@
 """What the faces hand the engine: the app's ``Context`` (settings, the store, the model caller, the
-background task group in which panels run, so a caller that hangs up never stops a panel) and,
-per request, the caller's ``Access`` (who asks, which collections they may use).
+background task group in which panels run, so a caller that hangs up never stops a panel, and the
+live feed of the store's events) and, per request, the caller's ``Access`` (who asks, which
+collections they may use).
 
 The ground floor: this module imports nothing above ``store``, ``messages``, ``errors`` and
 ``settings``. What it needs from higher floors it names as small Protocols (``Caller``,
@@ -27,6 +28,7 @@ from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import limits as limit_store
+from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.store.models import ModelRecord
 
 
@@ -122,6 +124,7 @@ class Context:
     caller: Caller
     tg: TaskGroup
     route_tuning: RouteTuning | None = None  # None: the timings in Settings
+    events: Feed | None = None  # the live feed the dashboard streams (set in the app's lifespan)
 
     async def resting(self) -> frozenset[str]:
         """Aliases resting now: after a rate limit or failures, or on a paused connection."""

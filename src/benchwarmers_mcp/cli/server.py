@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import signal
+import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +16,12 @@ import uvicorn
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store.db import StoreUnavailable, describe_target
+
+# Seconds a stopping server gives the requests still open (a panel's streamed answers) before it
+# cancels them: enough for the seats of a panel under way to land, short of systemd's 90 s before
+# it kills (Docker's default is 10 s: a container that should let answers land wants a longer
+# stop timeout).
+SHUTDOWN_GRACE = 30
 
 
 def serve(settings: Settings) -> int:
@@ -25,15 +33,35 @@ def serve(settings: Settings) -> int:
         # One whole line per reason: a container log or a host's log viewer shows each line alone.
         print("\n".join(f"benchwarmers: refusing to start: {p}" for p in problems), file=sys.stderr)
         return 2
-    from benchwarmers_mcp.app import create_app  # after the checks: a refusal never loads the whole app
+    from benchwarmers_mcp.app import closing, create_app  # after the checks: a refusal never loads the app
 
     to_stderr()
     settings.home.mkdir(parents=True, exist_ok=True)
     print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home}; store:"
           f" {store_label(settings)})", file=sys.stderr)
-    uvicorn.run(create_app(settings), host=settings.bind, port=settings.port, log_level="warning",
-                access_log=False, lifespan="on")
-    return 0
+    app = create_app(settings)
+    config = uvicorn.Config(app, host=settings.bind, port=settings.port, log_level="warning", access_log=False,
+                            lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE)
+    server = Server(config, on_stop=lambda: closing(app))
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return 0 if server.started else 3  # uvicorn's own code for a server that never started
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, which tells the app it is stopping before it waits for open requests: the
+    dashboard's event streams end at once (``app.closing``), so an open browser tab never holds a
+    stopping server. What is still in flight then (a panel's answers) gets ``SHUTDOWN_GRACE``."""
+
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.on_stop()
+        await super().shutdown(sockets)
 
 
 def store_label(settings: Settings) -> str:

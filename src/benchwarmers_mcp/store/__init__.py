@@ -12,13 +12,15 @@ per concept holds that concept's queries:
     limits (rate limits, quotas, rests, pauses, alerts)  keys (gateway keys)  summary (status counts)
     facts (each model's facts by source)  catalog (refreshed feeds, first sightings, dismissals)
     suite (the review suite: repositories, runs and their items, answers with scores, leases)
+    events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
 factory, a cursor or the driver. Tests read records through the same functions.
 
 What a backend implements (the whole of it; the store modules need nothing else):
 
-    Database      open() / close() (also ``async with``), which applies the migrations;
+    Database      open() / close() (also ``async with``), which applies the migrations; ``backend``
+                  (its name and version, to show);
                   fetchall(sql, params) -> list[Row]; fetchone(...) -> Row | None; fetchval(...) -> Any;
                   write(sql, params) -> rows changed (one statement, committed on return);
                   transaction() -> async context manager yielding a Transaction that commits
@@ -26,6 +28,9 @@ What a backend implements (the whole of it; the store modules need nothing else)
     Transaction   execute(sql, params) -> rows changed; insert(sql, params) -> the new row's
                   integer ``id``; executemany(sql, rows); fetchall / fetchone / fetchval.
     Row           by position and by column name, iterable over its values, ``dict(row)``.
+    ReadOnly      ``Database.reader()``: a read-only connection of its own (``async with``), with
+                  fetchall / fetchone / fetchval, that never waits on the writer and sees only
+                  committed rows; a failed read raises ``StoreUnavailable`` (the live feed retries).
 
 The SQL the modules send runs unchanged on both: ``?`` placeholders only (positional, never inside
 a literal); upserts as ``INSERT ... ON CONFLICT (...) DO UPDATE SET col = excluded.col`` or ``DO
@@ -52,10 +57,12 @@ differ, each covers it in its own module:
 - Schema: migrations are written in SQLite's DDL and ``migrations.ddl`` maps the column types for
   PostgreSQL (``REAL`` is ``DOUBLE PRECISION`` there: PostgreSQL's REAL is 4 bytes, a timestamp
   would lose minutes); a trigger is a PL/pgSQL function there (``migrations._trigger``).
+- ``Database.reader()``: SQLite opens the file again with ``mode=ro``; PostgreSQL takes a connection
+  of its own outside the pool (``default_transaction_read_only``) and autocommits each read.
 - Failures to reach the store are ``db.StoreUnavailable`` (a 503), its message with any password in
   the URL masked (``db.mask_url``).
 """
 
-from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction
+from benchwarmers_mcp.store.db import Database, Reader, ReadOnly, Row, StoreUnavailable, Transaction
 
-__all__ = ["Database", "Reader", "Row", "Transaction"]
+__all__ = ["Database", "ReadOnly", "Reader", "Row", "StoreUnavailable", "Transaction"]

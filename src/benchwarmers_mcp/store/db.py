@@ -156,6 +156,17 @@ class Database:
         included) not at all. Writers of every process on the store run one at a time."""
         raise NotImplementedError
 
+    @property
+    def backend(self) -> str:
+        """The backend's name and version, for people to read (the dashboard's Info page)."""
+        raise NotImplementedError
+
+    def reader(self) -> ReadOnly:
+        """A read-only connection of its own to this store (enter it to open it): it never queues
+        behind this process's writer and never sees a transaction before its commit. The live feed
+        tails the ``events`` table with one."""
+        raise NotImplementedError
+
 
 class Transaction:
     """The writer's view inside ``Database.transaction()``."""
@@ -178,6 +189,34 @@ class Transaction:
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         raise NotImplementedError
+
+    async def fetchval(self, sql: str, params: Params = ()) -> Any:
+        row = await self.fetchone(sql, params)
+        return None if row is None else row[0]
+
+
+class ReadOnly:
+    """A second, read-only connection to a store (``Database.reader()``). A read that fails for the
+    store's sake (a locked or closing file, a dropped server) raises ``StoreUnavailable``: try again."""
+
+    async def open(self) -> ReadOnly:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> ReadOnly:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        raise NotImplementedError
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)

@@ -524,3 +524,39 @@ async def suite_002_item_rests(tx: Transaction) -> None:
     """How many times an item was given back for a rate limit: a run gives up on a model that stays
     rate limited instead of resting for ever."""
     await tx.execute(ddl("ALTER TABLE suite_items ADD COLUMN rests INTEGER NOT NULL DEFAULT 0", tx.dialect))
+
+
+EVENT_TRIGGERS = {
+    # table: (kind, subject, ref), each from the NEW row; the trigger runs inside the INSERT's own
+    # statement, so the event commits (or rolls back) with the row it announces
+    "seats": ("seat", "NEW.call", "NEW.panel"),
+    "panels": ("panel", "NEW.id", "NEW.collection"),
+    "verdicts": ("verdict", "NEW.call", "''"),
+    "changes": ("change", "NEW.subject", "NEW.what"),
+    "alerts": ("alert", "NEW.subject", "NEW.kind"),
+    "route_turns": ("route", "NEW.conversation", "COALESCE(NEW.alias, '')"),
+}
+
+
+@migration
+async def web_001_events(tx: Transaction) -> None:
+    """The live feed: an append-only ``events`` row for each seat, panel, verdict, change, alert and
+    route turn, written by a trigger in the same statement as the row it announces. Every process
+    on the data folder tails it (store/events.py) and pushes it to the dashboard. No index beyond
+    the id and no AUTOINCREMENT (its counter is one more page written each time): ids still never
+    repeat, as pruning always keeps the newest row."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            ref TEXT NOT NULL DEFAULT ''
+        )
+        """,
+    )
+    for table, (kind, subject, ref) in EVENT_TRIGGERS.items():
+        await _trigger(tx, f"events_{table}", table,
+                       f"INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, '{kind}', {subject}, {ref});")

@@ -11,8 +11,11 @@ SQLite, all of it here and in the migrations' per-backend DDL:
   run one after another exactly as SQLite's ``BEGIN IMMEDIATE`` makes them; the lock ends with the
   transaction. Inside a process, writers first queue on a local lock, so at most one pooled
   connection per process waits on the database's lock and the rest stay free for reads.
-  ``write()`` (one statement) takes no lock: a single statement is atomic on its own, and an
-  ``UPDATE ... WHERE`` that races another re-checks its condition on the row it waited for.
+  ``write()`` (one statement) is such a transaction too: so every writer is serialised as on
+  SQLite, and ids are given out in commit order (the live feed tails ``events`` by id: a smaller
+  id committed after a larger one was read would be missed).
+- ``reader()``: a connection of its own, outside the pool, read-only
+  (``default_transaction_read_only``), each read autocommitted: it sees every commit.
 - Rows changed: the command status (``UPDATE 3``); triggers' rows are not counted (callers only
   test for zero or add counts up). New ids: ``INSERT ... RETURNING id``.
 - Types: ``numeric`` (what ``SUM`` of a BIGINT column gives) comes back as an int when whole and a
@@ -38,7 +41,7 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import asyncpg
 
-from benchwarmers_mcp.store.db import Database, Params, Row, StoreUnavailable, Transaction, mask_url
+from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction, mask_url
 from benchwarmers_mcp.store.migrations import apply_migrations
 
 WRITER_LOCK = 0x62656E6368  # "bench": the store's one writer lock (transaction-level, advisory)
@@ -111,6 +114,7 @@ class PostgresDatabase(Database):
         self._sizes = (min_size, max_size)
         self._pool: asyncpg.Pool | None = None
         self._writer = anyio.Lock()
+        self._version = ""
 
     # -- errors: the one boundary where the driver's failures become the store's --
 
@@ -129,6 +133,7 @@ class PostgresDatabase(Database):
         except (*CONNECTION_ERRORS, asyncpg.PostgresError, ValueError) as e:
             raise self._unavailable(e, "open") from None  # the driver's message may carry the URL
         try:
+            self._version = str(await self._pool.fetchval("SHOW server_version")).split(" ")[0]
             async with self.transaction() as tx:
                 await apply_migrations(tx)
         except BaseException:
@@ -180,12 +185,20 @@ class PostgresDatabase(Database):
 
     async def write(self, sql: str, params: Params = ()) -> int:
         conn = self._own()
-        try:
-            if conn is not None:
+        if conn is not None:  # inside this task's transaction: part of it
+            try:
                 return _changed(await conn.execute(rewrite(sql), *params))
-            return _changed(await self._pool_or_fail().execute(rewrite(sql), *params))
-        except CONNECTION_ERRORS as e:
-            raise self._unavailable(e, "write to") from e
+            except CONNECTION_ERRORS as e:
+                raise self._unavailable(e, "write to") from e
+        async with self.transaction() as tx:
+            return await tx.execute(sql, params)
+
+    @property
+    def backend(self) -> str:
+        return f"PostgreSQL {self._version}" if self._version else "PostgreSQL"
+
+    def reader(self) -> PostgresReadOnly:
+        return PostgresReadOnly(self)
 
     # -- the one writer --
 
@@ -272,5 +285,39 @@ class PostgresTransaction(Transaction):
         try:
             row: Row | None = await self._conn.fetchrow(rewrite(sql), *params)
             return row
+        except CONNECTION_ERRORS as e:
+            raise self._db._unavailable(e, "read") from e
+
+
+class PostgresReadOnly(ReadOnly):
+    """One connection outside the pool, read-only, each read autocommitted (it sees every commit)."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+        self._conn: asyncpg.Connection | None = None
+
+    async def open(self) -> PostgresReadOnly:
+        try:
+            conn = await asyncpg.connect(self._db.url, server_settings={
+                "application_name": "benchwarmers-reader", "default_transaction_read_only": "on"})
+            await _setup(conn)
+        except (*CONNECTION_ERRORS, asyncpg.PostgresError, ValueError) as e:
+            raise self._db._unavailable(e, "open") from None
+        self._conn = conn
+        return self
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with anyio.move_on_after(CLOSE_GRACE, shield=True):
+                await conn.close()
+                return
+            conn.terminate()
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        if self._conn is None:
+            raise StoreUnavailable("the read-only connection is not open")
+        try:
+            return list(await self._conn.fetch(rewrite(sql), *params))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "read") from e

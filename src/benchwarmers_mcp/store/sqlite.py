@@ -17,7 +17,7 @@ from typing import Any
 import aiosqlite
 import anyio
 
-from benchwarmers_mcp.store.db import Database, Params, Row, StoreUnavailable, Transaction
+from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction
 from benchwarmers_mcp.store.migrations import apply_migrations
 
 # Each statement is one hop to aiosqlite's thread (~0.1-0.2 ms): ``execute_fetchall`` does
@@ -90,6 +90,13 @@ class SqliteDatabase(Database):
         async with self._lock:
             return await _execute(self._connection(), sql, params)
 
+    @property
+    def backend(self) -> str:
+        return f"SQLite {sqlite3.sqlite_version}"
+
+    def reader(self) -> SqliteReadOnly:
+        return SqliteReadOnly(self.path)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
         async with self._lock:
@@ -129,3 +136,35 @@ class SqliteTransaction(Transaction):
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         return await _fetchone(self._conn, sql, params)
+
+
+class SqliteReadOnly(ReadOnly):
+    """The file opened again with ``mode=ro``: WAL lets it read beside the writer."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+
+    async def open(self) -> SqliteReadOnly:
+        try:
+            conn = await aiosqlite.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
+                                           isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreUnavailable(f"cannot open the SQLite store {self.path} to read: {e}") from e
+        await conn.execute("PRAGMA busy_timeout=5000")
+        conn.row_factory = sqlite3.Row
+        self._conn = conn
+        return self
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        if self._conn is None:
+            raise StoreUnavailable("the read-only connection is not open")
+        try:
+            return await _fetchall(self._conn, sql, params)
+        except (sqlite3.Error, ValueError) as e:  # ValueError: a connection closed under the read
+            raise StoreUnavailable(f"the store could not be read: {e}") from e

@@ -132,11 +132,13 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
     return f"{base}/models", headers, _ids
 
 
-async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT) -> Listing:
-    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives."""
+async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT,
+                  key: str | None = None) -> Listing:
+    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives.
+    ``key``: one to try instead of the stored one (an endpoint tested before it is saved)."""
     if endpoint.simulated:
         return Listing([served for served, _ in demo_served_names()])
-    url, headers, pick = listing_request(endpoint, ctx.keys.get(endpoint.key_name))
+    url, headers, pick = listing_request(endpoint, key if key is not None else ctx.keys.get(endpoint.key_name))
     limit = httpx.Timeout(timeout, connect=min(timeout, ctx.settings.upstream_connect_timeout))
     with map_transport_errors():
         response = await ctx.client.get(url, headers=headers, timeout=limit)
@@ -150,6 +152,7 @@ async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIM
     return Listing(list(dict.fromkeys(name for name, _ in listed)), facts)
 
 
-async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
-    """Every served name the endpoint lists, in its own order, without duplicates."""
-    return (await listing(ctx, endpoint)).names
+async def served_names(ctx: Context, endpoint: Endpoint, key: str | None = None) -> list[str]:
+    """Every served name the endpoint lists, in its own order, without duplicates (``key`` as in
+    ``listing``)."""
+    return (await listing(ctx, endpoint, key=key)).names
