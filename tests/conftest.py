@@ -25,6 +25,14 @@ from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
 BACKENDS = ("sqlite", "postgresql")
+# the store tests: every test in these files that takes a data folder (``home``, ``settings``...)
+# runs on both backends, as if marked ``backends``
+STORE_TESTS = frozenset({
+    "test_store_backends.py", "test_replicas.py", "test_store_calls.py", "test_store_events.py",
+    "test_seating.py", "test_route_ranking.py", "test_ledger.py", "test_limits.py", "test_limits_gateway.py",
+    "test_security_keys.py", "test_route_sticky.py", "test_engine_outcome.py", "catalog/test_facts_store.py",
+    "suite/test_mine.py", "suite/test_board.py", "suite/test_runner_limits.py", "e2e/test_limits_processes.py",
+})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,7 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "store_backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("backends"):
+    if "store_backend" not in metafunc.fixturenames:
+        return
+    where = Path(str(metafunc.definition.path)).relative_to(Path(__file__).parent).as_posix()
+    if metafunc.definition.get_closest_marker("backends") or where in STORE_TESTS:
         metafunc.parametrize("store_backend", BACKENDS, indirect=True)
 
 
