@@ -1,5 +1,6 @@
 """The application: the route table (``routes.py``) mounted behind the guard, and one lifespan that
-opens everything the engine needs."""
+opens everything the engine needs and starts the background workers (unfinished suite runs, the
+scheduler, the onboarding queue)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from benchwarmers_mcp import __version__, routes
 from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.access.policy import startup_problems
+from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.context import Context, RouteTuning
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.health.onboarding import Onboarding
 from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.mcp import server as mcp_server
+from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store.events import Feed
@@ -112,10 +116,22 @@ def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None =
     )
 
 
+def start_workers(ctx: Context) -> None:
+    """The scheduler (off until switched on: each tick only reads its setting) and the onboarding
+    worker (which resumes a queue a restart left), in the background task group, as typed fields
+    of the context (``ctx.scheduler``, ``ctx.onboarding``) for the admin API to reach."""
+    scheduler = Scheduler(ctx, tick=ctx.settings.scheduler_tick)
+    onboarding = Onboarding(ctx)
+    ctx.scheduler, ctx.onboarding = scheduler, onboarding
+    ctx.tg.start_soon(scheduler.run_forever)
+    ctx.tg.start_soon(onboarding.run_forever)
+
+
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
-               upstream_transport: httpx.AsyncBaseTransport | None = None) -> Starlette:
+               upstream_transport: httpx.AsyncBaseTransport | None = None, clock: Clock | None = None) -> Starlette:
     """The app. Test seams: ``route_tuning`` replaces route mode's timings from Settings (tests fix
-    its odds); ``upstream_transport`` replaces the network for every upstream call."""
+    its odds); ``upstream_transport`` replaces the network for every upstream call; ``clock`` the
+    wall clock of the health jobs, the scheduler and the onboarding queue (a test moves it by hand)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -130,11 +146,12 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning,
-                          events=feed)
+                          events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx
             tg.start_soon(feed.run)
             await stack.enter_async_context(mcp_server.serve_http(app, ctx))
             await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
+            start_workers(ctx)
             try:
                 yield
             finally:

@@ -98,6 +98,7 @@ ADMIN = "benchwarmers_mcp.admin."
 MCP = "benchwarmers_mcp.mcp.server:"
 WEB = "benchwarmers_mcp.web."
 SUITE = "benchwarmers_mcp.admin.suite:"
+HEALTH = "benchwarmers_mcp.admin.health:"
 
 _ROUTES: tuple[Entry, ...] = (
     Entry("/health", GET, "benchwarmers_mcp.app:health", "open", "openai"),
@@ -165,6 +166,21 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/limits", GET, ADMIN + "limits:get_limits", "admin", "openai"),
     Entry("/api/limits", POST, ADMIN + "limits:post_limits", "admin", "openai"),
     Entry("/api/limits/resume", POST, ADMIN + "limits:post_resume", "admin", "openai"),
+    # health: alerts ("action needed"), each model's health, probes now, one retry, a held
+    # connection's "Retire all"; the scheduler; the onboarding queue
+    Entry("/api/alerts", GET, HEALTH + "get_alerts", "admin", "openai"),
+    Entry("/api/alerts/dismiss", POST, HEALTH + "dismiss_alert", "admin", "openai"),
+    Entry("/api/health", GET, HEALTH + "get_health", "admin", "openai"),
+    Entry("/api/probe", POST, HEALTH + "post_probe", "admin", "openai"),
+    Entry("/api/model/retry", POST, HEALTH + "post_retry", "admin", "openai"),
+    Entry("/api/health/retire-all", POST, HEALTH + "post_retire_all", "admin", "openai"),
+    Entry("/api/scheduler", GET, ADMIN + "scheduler:get_scheduler", "admin", "openai"),
+    Entry("/api/scheduler", POST, ADMIN + "scheduler:post_scheduler", "admin", "openai"),
+    Entry("/api/scheduler/run", POST, ADMIN + "scheduler:post_run", "admin", "openai"),
+    Entry("/api/onboarding", GET, ADMIN + "onboarding:get_queue", "admin", "openai"),
+    Entry("/api/onboarding", POST, ADMIN + "onboarding:post_batch", "admin", "openai"),
+    Entry("/api/onboarding/stop", POST, ADMIN + "onboarding:post_stop", "admin", "openai"),
+    Entry("/api/onboarding/clear", POST, ADMIN + "onboarding:post_clear", "admin", "openai"),
     # the catalog: its state, a refresh, Discover, one model's facts, dismissing a candidate
     Entry("/api/catalog", GET, ADMIN + "catalog:catalog_status", "admin", "openai"),
     Entry("/api/catalog/refresh", POST, ADMIN + "catalog:catalog_refresh", "admin", "openai"),

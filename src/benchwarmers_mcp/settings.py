@@ -71,6 +71,7 @@ class Settings:
     catalog_openrouter_url: str = "https://openrouter.ai/api/v1/models"
     catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
     catalog_timeout: float = 60.0
+    scheduler_tick: float = 30.0  # how often the scheduler looks at its setting and the clock
     # the shared store: a postgresql:// URL (BENCHWARMERS_DATABASE_URL); None is SQLite in the data
     # folder. Never in repr: it may carry a password (show ``store.db.describe_target`` instead)
     database_url: str | None = field(default=None, repr=False)
@@ -98,6 +99,7 @@ class Settings:
             catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
                                            "https://openrouter.ai/api/v1/models").strip(),
             catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
+            scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
             database_url=(env.get("BENCHWARMERS_DATABASE_URL") or "").strip() or None,
             env_keys=keys,
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import logging
 import signal
 import socket
 import sys
@@ -9,9 +11,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
@@ -36,12 +40,14 @@ def serve(settings: Settings) -> int:
     from benchwarmers_mcp.app import closing, create_app  # after the checks: a refusal never loads the app
 
     to_stderr()
+    logs = log_config(settings)
     settings.home.mkdir(parents=True, exist_ok=True)
     print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home}; store:"
           f" {store_label(settings)})", file=sys.stderr)
     app = create_app(settings)
     config = uvicorn.Config(app, host=settings.bind, port=settings.port, log_level="warning", access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE)
+                            lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                            log_config=logs)
     server = Server(config, on_stop=lambda: closing(app))
     try:
         server.run()
@@ -68,6 +74,29 @@ def store_label(settings: Settings) -> str:
     """The store in one phrase, password masked: ``sqlite <path>`` or ``postgresql <masked url>``."""
     where = describe_target(settings.store_target)
     return f"sqlite {where['path']}" if where["backend"] == "sqlite" else f"postgresql {where['url']}"
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """uvicorn's logging, plus a handler for everything else, every handler masking every provider
+    key the key store knows, and the admin token (``KeyMaskFilter``): no record, traceback
+    included, prints one."""
+    from benchwarmers_mcp.access.access_log import LOGGER
+    from benchwarmers_mcp.upstream.keys import KeyStore
+    from benchwarmers_mcp.upstream.masking import KeyMaskFilter
+
+    store = KeyStore(settings.config_dir, settings.env_keys)
+    keys = KeyMaskFilter(lambda: [*store.values(), *([settings.admin_token] if settings.admin_token else [])])
+    for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
+        handler.addFilter(keys)
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["filters"] = {"keys": {"()": lambda: keys}}
+    config["formatters"]["plain"] = {"format": "%(message)s"}
+    config["handlers"]["plain"] = {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
+                                   "formatter": "plain"}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["keys"]
+    config["root"] = {"handlers": ["plain"], "level": "WARNING"}
+    return config
 
 
 def _host(bind: str) -> str:

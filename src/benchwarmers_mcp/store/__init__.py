@@ -12,6 +12,9 @@ per concept holds that concept's queries:
     limits (rate limits, quotas, rests, pauses, alerts)  keys (gateway keys)  summary (status counts)
     facts (each model's facts by source)  catalog (refreshed feeds, first sightings, dismissals)
     suite (the review suite: repositories, runs and their items, answers with scores, leases)
+    health (probes, listings snapshotted, probe quirks, the retire rules' evidence)  alerts ("action
+    needed": raised, refreshed, dismissed, cleared)  scheduler (leases, job states, every run)
+    onboarding (the queue of models to bring on)
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
@@ -46,14 +49,16 @@ differ, each covers it in its own module:
   Several store functions rely on it (read-then-write without a race: ``keys.admit`` counts then
   inserts, the pacer's admission counts spends and in-flight calls then adds one,
   ``routes.claim_turn``, ``limits.raise_alert``, ``reminders.due``, the retried id draws of panels
-  and conversations, ``suite.take_lease`` and ``suite.settle_item``). A write is acknowledged only
+  and conversations, ``suite.take_lease`` and ``suite.settle_item``, ``scheduler.take_lease`` and ``scheduler.claim``,
+  ``alerts.put``). A write is acknowledged only
   after its commit on both.
 - Rows changed: SQLite's ``total_changes`` difference (it counts trigger rows too); PostgreSQL's
   command status (``UPDATE 3``). Callers only test it for zero or add it up.
 - New ids: ``insert()`` reads SQLite's ``lastrowid``; PostgreSQL appends ``RETURNING id``.
-- ``write()`` on SQLite shares the writer's lock (one connection per process: a read on ``Database``
-  while a transaction is open sees its uncommitted rows); PostgreSQL's runs on any pooled
-  connection, except that a read or write from the task holding a transaction runs inside it.
+- ``write()`` is a one-statement writer transaction on both (so ids are given out in commit order:
+  the live feed tails ``events`` by id). SQLite has one connection per process (a read on
+  ``Database`` while a transaction is open sees its uncommitted rows); PostgreSQL reads on any
+  pooled connection, except that a read or write from the task holding a transaction runs inside it.
 - Schema: migrations are written in SQLite's DDL and ``migrations.ddl`` maps the column types for
   PostgreSQL (``REAL`` is ``DOUBLE PRECISION`` there: PostgreSQL's REAL is 4 bytes, a timestamp
   would lose minutes); a trigger is a PL/pgSQL function there (``migrations._trigger``).
