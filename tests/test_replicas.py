@@ -6,6 +6,7 @@ verdict recorded through one is read through the other."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -14,7 +15,8 @@ from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import collections as cs
 from benchwarmers_mcp.store import ledger
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.kits.gateway import serve_gateway
+from tests.kits.cli import run_in_process
+from tests.kits.gateway import gateway_serving, serve_gateway
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
 from tests.kits.store import store_of
@@ -110,3 +112,31 @@ def test_a_verdict_through_one_replica_is_read_through_the_other(settings: Setti
     assert list(record) == ["alpha"]
     counts = record["alpha"]
     assert (counts["useful"], counts["notUseful"], counts["judged"]) == (0, 1, 1)
+
+
+def test_status_names_the_store_and_counts_the_servers_on_it(settings: Settings, home: Path, net: Loopback,
+                                                           store_backend: str) -> None:
+    secret = "Sh0uld-never-show"
+    if store_backend == "postgresql":  # the test cluster trusts loopback: a password is accepted and unused
+        assert settings.database_url is not None
+        settings = replace(settings, database_url=settings.database_url.replace("postgres@", f"postgres:{secret}@"))
+    one = serve_gateway(net, settings)
+    with net.client() as http:
+        with gateway_serving(net, settings) as two:
+            both = http.get(two + "/api/status")
+            assert both.status_code == 200 and secret not in both.text
+            status = both.json()
+            assert len(status["replicas"]["recent"]) == 2
+            assert status["replicas"]["this"] in {r["id"] for r in status["replicas"]["recent"]}
+            printed = run_in_process(net, one, "status")
+            assert printed.returncode == 0 and secret not in printed.stdout + printed.stderr
+            assert "2 server(s) seen" in printed.stdout
+        alone = http.get(one + "/api/status").json()  # the second stopped: its row left with it
+    assert len(alone["replicas"]["recent"]) == 1
+    store = status["store"]
+    assert store["backend"] == store_backend
+    if store_backend == "postgresql":
+        assert store["url"].startswith("postgresql://postgres:***@127.0.0.1:") and store["version"].startswith("PostgreSQL")
+        assert "PostgreSQL" in printed.stdout and "postgres:***@" in printed.stdout
+    else:
+        assert store["path"] == str(home / "benchwarmers.db") and store["version"].startswith("SQLite")

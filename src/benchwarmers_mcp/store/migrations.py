@@ -704,3 +704,21 @@ async def health_004_onboarding(tx: Transaction) -> None:
         CREATE INDEX onboarding_state ON onboarding (state, id)
         """,
     )
+
+
+@migration
+async def replicas_001(tx: Transaction) -> None:
+    """The servers on this store, each with when it was last seen (``store/replicas.py``)."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE replicas (
+            id TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started REAL NOT NULL,
+            seen REAL NOT NULL
+        );
+        CREATE INDEX replicas_seen ON replicas (seen)
+        """,
+    )
