@@ -15,15 +15,20 @@ import pytest
 from benchwarmers_mcp import routes
 from benchwarmers_mcp.routes import is_page
 from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.web import site as site_module
 from benchwarmers_mcp.web.assets import Assets
 from benchwarmers_mcp.web.registry import Page, discover, sidebar
 from benchwarmers_mcp.web.registry import discover as real_discover
 from benchwarmers_mcp.web.site import safe_next
+from tests.catalog.kit import FakeFeeds, models_dev_doc
+from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
-SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Settings", "Info"]
+SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Settings",
+           "Info"]
 TOKEN = "a-long-enough-admin-token-for-tests"
 
 
@@ -186,7 +191,8 @@ def test_a_new_page_is_one_module_and_one_template(api: httpx.Client, tmp_path: 
         reply = api.get("/health-checks")
         assert reply.status_code == 200 and "every probe answered" in reply.text
         assert "<h1>Health</h1>" in reply.text and 'data-live="alert"' in reply.text
-        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:7], "Health", *SIDEBAR[7:]]
+        after = SIDEBAR.index("Logs") + 1  # the last of its group (Observe, order 30)
+        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:after], "Health", *SIDEBAR[after:]]
     finally:
         site_module.site.cache_clear()
 
@@ -197,3 +203,61 @@ def test_a_path_no_page_has_is_a_404_page(api: httpx.Client) -> None:
     assert "no page at /nothing-here" in reply.text and links(reply.text) == ["Benchwarmers", *SIDEBAR]
     assert reply.headers["content-security-policy"].startswith("default-src 'self'")
     assert api.get("/ask/deeper").status_code == 404  # pages are one segment: no route, the default 404
+
+
+def _facts(html: str, alias: str) -> dict[str, tuple[str, str]]:
+    """The Models page's facts dialog of one model: fact -> (value, source)."""
+    dialog = html.split(f'id="facts-{alias}"', 1)[1].split("</dialog>", 1)[0]
+    return {f: (v, s) for f, v, s in re.findall(
+        r'<tr data-fact="([a-z_]+)"><th scope="row">[^<]+</th><td>([^<]*)</td>\s*<td><span class="chip src-[a-z]+">'
+        r'([a-z]+)</span>', dialog)}
+
+
+def test_the_models_page_shows_each_fact_with_its_source(settings: Settings, net: Loopback, fake: FakeUpstream,
+                                                         upstream: str) -> None:
+    """Every fact with the source that won it, as ``store.facts`` layers them: the shipped catalog,
+    what the user set, what the model's own errors taught, and the catalog once a refresh replaced
+    the snapshot ("refreshed")."""
+    def bigger(provider: str, model: str, raw: dict) -> None:
+        if model == "gpt-4o-mini":
+            raw["limit"]["output"] = 20000
+
+    feeds = FakeFeeds(models_dev=models_dev_doc(("openai",), change=bigger))
+    base = net.serve(feeds.app())
+    gateway = serve_gateway(net, settings, catalog_models_dev_url=f"{base}/api.json", catalog_openrouter_url="",
+                            catalog_freellmapi_url="")
+    fake.served = ["gpt-4o-mini"]
+    with net.client(base_url=gateway, timeout=60) as api:
+        assert api.post("/api/endpoint", json={"name": "local", "base": upstream, "key": "sk-local-0123456789abc"}
+                        ).status_code == 201
+        alias = api.post("/api/model/register", json={"served": "gpt-4o-mini", "endpoint": "local"}).json()["model"]["alias"]
+        shipped = _facts(api.get("/registered").text, alias)
+        assert shipped["context_window"] == ("128,000", "catalog") and shipped["max_output"] == ("16,384", "catalog")
+        assert shipped["tools"] == ("yes", "catalog") and shipped["input_modalities"] == ("text, image, pdf", "catalog")
+
+        assert api.post("/api/model", json={"alias": alias, "context_window": 64000}).status_code == 200
+
+        async def learn() -> None:  # what a "does not support tools" error teaches (catalog/learned.py's path)
+            async with Database(settings.db_path) as db, db.transaction() as tx:
+                await fact_store.learn(tx, alias, "tools", False, "does not support tools")
+                await fact_store.recompute(tx, alias)
+
+        net.call(learn)
+        assert api.post("/api/catalog/refresh", json={}).status_code == 200 and feeds.hits == ["models.dev"]
+        html = api.get("/registered").text
+        now = _facts(html, alias)
+        assert now["context_window"] == ("64,000", "you") and now["tools"] == ("no", "learned")
+        assert now["max_output"] == ("20,000", "refreshed")  # the refreshed models.dev, not the snapshot
+        dialog = html.split(f'id="facts-{alias}"', 1)[1].split("</dialog>", 1)[0]
+        window = dialog.split('data-fact="context_window"', 1)[1].split("</tr>", 1)[0]
+        assert "128,000 (refreshed)" in window  # what the user's value overrides
+        assert "does not support tools" in dialog.split('data-fact="tools"', 1)[1].split("</tr>", 1)[0]
+        row = html.split(f"<th scope=\"row\">{alias}<br>", 1)[1].split("</tr>", 1)[0]  # the table names each source
+        assert '64k<br><span class="muted src">you</span>' in row and 'no<br><span class="muted src">learned</span>' in row
+
+
+def test_sizes_read_as_people_write_them() -> None:
+    from benchwarmers_mcp.web.render import tokens
+
+    assert [tokens(v) for v in (16384, 131072, 128000, 200000, 1048576, 1500, 500, None)] == [
+        "16k", "128k", "128k", "200k", "1M", "1.5k", "500", "—"]

@@ -1,5 +1,5 @@
 """What several pages show: the roster (every model with its status, record and last answer),
-endpoints as the dashboard lists them, and where the first run stands."""
+each model's suite recall, endpoints as the dashboard lists them, and where the first run stands."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import preferences, stats
+from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.suite import stats as suite_stats
 
 STATUS_TONE = {"healthy": "ok", "resting": "warn", "empty reply": "warn", "slow": "warn", "failing": "err",
                "retired": "", "untested": ""}
@@ -46,6 +48,17 @@ async def roster(ctx: Context, *, include_retired: bool = True) -> list[dict[str
                     "context_window": m.context_window, "max_output": m.max_output,
                     "useful": record["useful"], "judged": record["judged"], "calls": calls.get(m.alias, 0),
                     "last_answer": last_at.get(m.alias)})
+    return out
+
+
+async def suite_recall(ctx: Context) -> dict[str, dict[str, Any]]:
+    """Per alias, what the roster's Suite column shows: found of the tasks with something to find,
+    recall and its 95% interval (as ``bench suite scores``); a model never scored is absent."""
+    out = {}
+    for m in suite_stats.scores(await suite_store.score_rows(ctx.db)):
+        low, high = m["recall_interval"] or (None, None)
+        out[m["alias"]] = {"found": m["found"], "of": m["recall_n"], "recall": m["recall"], "low": low, "high": high,
+                           "not_a_score": m["not_a_score"]}
     return out
 
 

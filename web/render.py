@@ -63,7 +63,14 @@ def tokens(value: int | None) -> str:
     """A context or output size: 128000 -> 128k."""
     if not value:
         return "—"
-    return f"{value / 1_000_000:g}M" if value >= 1_000_000 else f"{value / 1000:g}k" if value >= 1000 else str(value)
+    for decimal, binary, unit in ((1_000_000, 1 << 20, "M"), (1000, 1 << 10, "k")):
+        if value >= decimal and value % decimal == 0:  # 128000 -> 128k
+            return f"{value // decimal}{unit}"
+        if value >= binary and value % binary == 0:  # 131072 -> 128k, 16384 -> 16k
+            return f"{value // binary}{unit}"
+    if value >= 1000:  # 1500 -> 1.5k
+        return f"{round(value / 1_000_000, 1):g}M" if value >= 1_000_000 else f"{round(value / 1000, 1):g}k"
+    return str(value)
 
 
 def share(useful: int, judged: int) -> str:

@@ -1,6 +1,6 @@
 """At a glance: the first run, one step at a time, until the bench has answered once; then what
 needs doing, the roster (every model: status, role, context, what it can do, helped useful of
-judged, last answer) with filters, and the helped share per model as a chart and its table."""
+judged, suite recall, last answer) with filters, and the helped share per model as a chart and its table."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from typing import Any
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import stats
-from benchwarmers_mcp.web.data import default_endpoint, first_run, roster
+from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
 from benchwarmers_mcp.web.registry import Page, View
 
 
 async def load(view: View) -> dict[str, Any]:
     db = view.ctx.db
     counts = await stats.counts(db)
-    models = await roster(view.ctx)
+    suite = await suite_recall(view.ctx)
+    models = [{**m, "suite": suite.get(m["alias"])} for m in await roster(view.ctx)]
     collections = await collection_store.list_all(db)
     return {
         "counts": counts,

@@ -55,14 +55,20 @@ class SqliteDatabase(Database):
             conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
         except (OSError, sqlite3.Error) as e:
             raise StoreUnavailable(f"cannot open the SQLite store {self.path}: {e}") from e
-        conn.row_factory = sqlite3.Row
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.execute("PRAGMA busy_timeout=30000")
-        await conn.execute("PRAGMA foreign_keys=ON")
-        self._conn = conn
-        async with self.transaction() as tx:
-            await apply_migrations(tx)
+        try:
+            conn.row_factory = sqlite3.Row
+            await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            await conn.execute("PRAGMA busy_timeout=30000")
+            await conn.execute("PRAGMA foreign_keys=ON")
+            self._conn = conn
+            async with self.transaction() as tx:
+                await apply_migrations(tx)
+        except BaseException:  # not a database, or a disk that refuses: the driver's thread must not outlive it
+            self._conn = None
+            with anyio.CancelScope(shield=True):
+                await conn.close()
+            raise
         return self
 
     async def close(self) -> None:
