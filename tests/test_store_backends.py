@@ -184,3 +184,15 @@ async def test_a_data_folder_with_a_database_url_opens_that_database(settings: S
     async with Database(sqlite_only.store_target) as local:
         expected = ["up"] if store_backend == "sqlite" else []
         assert [e.name for e in await endpoints.list_all(local)] == expected
+
+
+def test_init_on_a_database_that_does_not_answer_is_one_line_without_the_password(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchwarmers_mcp.cli.server import init
+
+    url = f"postgresql://bench:{SECRET}@127.0.0.1:{free_port()}/bw"
+    settings = Settings.from_env({"BENCHWARMERS_DATABASE_URL": url}, home=tmp_path / "data",
+                                 config_dir=tmp_path / "config")
+    assert init(None, settings) == 1
+    err = capsys.readouterr().err
+    assert SECRET not in err and "bench:***@127.0.0.1" in err and len(err.strip().splitlines()) == 1
