@@ -31,7 +31,7 @@ STORE_TESTS = frozenset({
     "test_store_backends.py", "test_replicas.py", "test_store_calls.py", "test_store_events.py",
     "test_seating.py", "test_route_ranking.py", "test_ledger.py", "test_limits.py", "test_limits_gateway.py",
     "test_security_keys.py", "test_route_sticky.py", "test_engine_outcome.py", "catalog/test_facts_store.py",
-    "suite/test_mine.py", "suite/test_board.py", "suite/test_runner_limits.py", "e2e/test_limits_processes.py",
+    "suite/test_mine.py", "suite/test_board.py", "e2e/test_limits_processes.py",
     "e2e/test_route_sticky_processes.py", "e2e/test_durability.py", "test_scheduler.py", "test_onboarding.py",
 })
 
