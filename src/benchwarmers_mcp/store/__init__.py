@@ -52,8 +52,8 @@ differ, each covers it in its own module:
   and conversations, ``suite.take_lease`` and ``suite.settle_item``, ``scheduler.take_lease`` and ``scheduler.claim``,
   ``alerts.put``). A write is acknowledged only
   after its commit on both.
-- Rows changed: SQLite's ``total_changes`` difference (it counts trigger rows too); PostgreSQL's
-  command status (``UPDATE 3``). Callers only test it for zero or add it up.
+- Rows changed: SQLite's cursor count; PostgreSQL's command status (``UPDATE 3``): neither
+  counts the rows triggers add. Callers only test it for zero or add it up.
 - New ids: ``insert()`` reads SQLite's ``lastrowid``; PostgreSQL appends ``RETURNING id``.
 - ``write()`` is a one-statement writer transaction on both (so ids are given out in commit order:
   the live feed tails ``events`` by id). SQLite has one connection per process (a read on

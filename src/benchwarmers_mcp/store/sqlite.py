@@ -34,10 +34,10 @@ async def _fetchone(conn: aiosqlite.Connection, sql: str, params: Params) -> Row
 
 
 async def _execute(conn: aiosqlite.Connection, sql: str, params: Params) -> int:
-    """Run one statement; the rows it changed (SQLite's ``total_changes`` counts trigger rows too)."""
-    before = conn.total_changes
-    await conn.execute_fetchall(sql, params)
-    return conn.total_changes - before
+    """Run one statement; the rows it changed itself (the cursor's count: never the ``events`` rows
+    its triggers add, which ``total_changes`` would count too, doubling an UPDATE of alerts)."""
+    async with conn.execute(sql, params) as cur:
+        return max(0, cur.rowcount)
 
 
 class SqliteDatabase(Database):
