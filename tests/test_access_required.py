@@ -145,6 +145,9 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("GET", "/bench/record"): Probe("exempt", why=ISSUE_12),
     ("POST", "/bench/remind"): Probe("exempt", why=ISSUE_12),
     ("GET", "/bench/quotas"): Probe("exempt", why="connections and their limits, not collections"),
+    ("GET", "/bench/ratings"): Probe("ask", "/bench/ratings?collection={c}"),
+    ("GET", "/bench/suggestions"): Probe(
+        "exempt", why="filtered by access.allows per suggestion; the seeded bench has no evidence to raise one"),
     **{(method, path): Probe("exempt", why="the tools check the scope: test_mcp_http.py TestKeys")
        for path in ("/mcp", "/mcp/", "/v1/mcp", "/v1/mcp/") for method in ("POST", "DELETE")},
 }
