@@ -49,7 +49,8 @@ log = logging.getLogger("benchwarmers.gateway")
 Parse = Callable[[dict[str, Any], str], Ask]
 RespondPanel = Callable[[PanelRun, Ask, dict[str, Any], Context, float], Response]
 RespondRoute = Callable[[Context, Ask, dict[str, Any], Collection, Request], Awaitable[Response]]
-SESSION_HEADER = "x-claude-code-session-id"
+# An agent's own session id, when it sends one: Claude Code's, then Codex's.
+SESSION_HEADERS = ("x-claude-code-session-id", "session-id")
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ async def counted(request: Request, ask: Ask) -> int:
 async def begin(ctx: Context, ask: Ask, collection: Collection, request: Request) -> RouteTurn:
     """Start the turn and wait for a member to commit: a whole turn waits for the whole answer, a
     streamed one at most ``stream_wait`` seconds (then the 200 goes and keep-alives follow)."""
-    session = request.headers.get(SESSION_HEADER) or ask.session_hint
+    session = next((request.headers[h] for h in SESSION_HEADERS if request.headers.get(h)), None) or ask.session_hint
     turn = await route.start_turn(ctx, ask, collection, access=access_of(request), session=session,
                                   hold_all=not ask.stream)
     await turn.ready(route.tuning(ctx).stream_wait if ask.stream else None)
@@ -232,6 +233,6 @@ async def texts(turn: RouteTurn, keepalive: float | None) -> AsyncIterator[str |
             yield event.text
 
 
-__all__ = ["Dialect", "Parse", "RespondPanel", "RespondRoute", "SESSION_HEADER", "arguments_object",
+__all__ = ["Dialect", "Parse", "RespondPanel", "RespondRoute", "SESSION_HEADERS", "arguments_object",
            "as_bench_error", "begin", "count", "counted", "framed", "handle_ask", "listed", "named", "panel_usage",
            "pieces", "reply_headers", "resolve_for", "route_headers", "streaming", "texts"]

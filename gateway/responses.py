@@ -2,18 +2,20 @@
 ``sequence_number`` and ending at ``response.completed`` (which carries ``bench``).
 
 Nothing is stored, so ``previous_response_id`` and ``conversation`` are refused and ``store`` is
-answered ``false``. A custom tool (Codex's free-form ``apply_patch``) is read as a function
-taking one string, ``input``; its calls keep ``kind="custom"`` with arguments ``{"input": ...}``.
+answered ``false``. Every tool kind the API defines is accepted (``responses_tools``): functions,
+custom tools (Codex's free-form ``apply_patch``, a function taking one string, ``input``),
+namespace groups (Codex's MCP servers) flattened to ``<namespace>__<name>``, and the tools the
+client runs (shells, ``apply_patch``, a client-side tool search) as functions; the tools OpenAI
+runs itself are left out of the member's request and listed in ``bench.dropped_tools``.
 
-A route turn is the member's text as a ``message`` item (streamed as it comes), each tool call a
-``function_call`` item, or a ``custom_tool_call`` (its one string ``input``) when the request
-declared the tool as custom, as Codex does ``apply_patch``; ``bench`` rides on the response and on
-``response.completed``.
+A route turn is the member's text as a ``message`` item (streamed as it comes), and each tool call
+the item its tool's kind calls for: a ``function_call`` (with its ``namespace`` when the tool came
+in one), a ``custom_tool_call``, a ``shell_call``, an ``apply_patch_call``...; ``bench`` rides on
+the response and on ``response.completed``.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -27,8 +29,9 @@ from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import face, images, options, retry, tool_defs
+from benchwarmers_mcp.gateway import face, images, options, responses_tools, retry
 from benchwarmers_mcp.gateway.face import Dialect, handle_ask
+from benchwarmers_mcp.gateway.responses_tools import Toolbox
 from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
 from benchwarmers_mcp.inbound import guarded
 from benchwarmers_mcp.messages import (
@@ -38,7 +41,6 @@ from benchwarmers_mcp.messages import (
     Message,
     Part,
     Text,
-    Tool,
     ToolCall,
     ToolResult,
     Usage,
@@ -46,16 +48,7 @@ from benchwarmers_mcp.messages import (
 from benchwarmers_mcp.store.collections import Collection
 
 SAMPLING = {"max_output_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p"}
-HOSTED_TOOLS = ("web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11",
-                "file_search", "code_interpreter", "computer_use_preview", "computer", "image_generation",
-                "local_shell", "shell", "mcp", "apply_patch", "tool_search")
-HOSTED_ITEMS = ("web_search_call", "file_search_call", "computer_call", "computer_call_output",
-                "code_interpreter_call", "image_generation_call", "local_shell_call", "local_shell_call_output",
-                "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output", "mcp_call",
-                "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "tool_search_call",
-                "tool_search_output")
 EMPTY_PART = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-CUSTOM_PARAMETERS = {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
 
 
 # ---- parse -------------------------------------------------------------------------------------
@@ -95,19 +88,6 @@ def _call_id(item: dict[str, Any], where: str) -> str:
     return call_id
 
 
-def _tool_call(item: dict[str, Any], where: str) -> ToolCall:
-    if not isinstance(item.get("name"), str):
-        raise BadRequest(f"{where}.name must be a string")
-    if item["type"] == "custom_tool_call":
-        if not isinstance(item.get("input"), str):
-            raise BadRequest(f"{where}.input must be a string")
-        return ToolCall(_call_id(item, where), item["name"], json.dumps({"input": item["input"]}), kind="custom")
-    arguments = item.get("arguments", "{}")
-    if not isinstance(arguments, str):
-        raise BadRequest(f"{where}.arguments must be a JSON string")
-    return ToolCall(_call_id(item, where), item["name"], arguments or "{}")
-
-
 def _tool_output(item: dict[str, Any], where: str) -> tuple[Message, list[Image]]:
     output = item.get("output")
     parts = _parts(output if output is not None else "", where, "output")
@@ -131,7 +111,14 @@ def _message(item: dict[str, Any], where: str, system: list[str]) -> Message | N
     raise BadRequest(f"{where}.role must be user, assistant, system or developer")
 
 
-def _item(item: Any, where: str, system: list[str], out: list[Message]) -> None:
+def _assistant_call(call: ToolCall, out: list[Message]) -> None:
+    if out and out[-1].role == "assistant":
+        out[-1] = Message("assistant", (*out[-1].parts, call))
+    else:
+        out.append(Message("assistant", (call,)))
+
+
+def _item(item: Any, where: str, system: list[str], out: list[Message], box: Toolbox) -> None:
     if not isinstance(item, dict):
         raise BadRequest(f"{where} must be an object")
     kind = item.get("type", "message" if "role" in item else None)
@@ -139,37 +126,42 @@ def _item(item: Any, where: str, system: list[str], out: list[Message]) -> None:
         message = _message(item, where, system)
         if message is not None:
             out.append(message)
-    elif kind in ("function_call", "custom_tool_call"):
-        call = _tool_call({**item, "type": kind}, where)
-        if out and out[-1].role == "assistant":
-            out[-1] = Message("assistant", (*out[-1].parts, call))
-        else:
-            out.append(Message("assistant", (call,)))
+    elif kind in responses_tools.CALL_ITEMS:
+        call = responses_tools.call_of({**item, "type": kind}, where, box)
+        if call is not None:
+            _assistant_call(call, out)
     elif kind in ("function_call_output", "custom_tool_call_output"):
         result, pictures = _tool_output(item, where)
         out.append(result)
         if pictures:
             out.append(Message("user", tuple(pictures)))
-    elif kind == "reasoning":
-        return
+    elif kind in responses_tools.OUTPUT_ITEMS:
+        answer = responses_tools.builtin_result({**item, "type": kind}, where, box)
+        if answer is not None:
+            out.append(Message("tool", (answer,)))
+    elif kind == "additional_tools":
+        tools = item.get("tools")
+        for i, t in enumerate(tools if isinstance(tools, list) else []):
+            box.add(t, f"{where}.tools[{i}]")
+    elif kind == "reasoning" or kind in responses_tools.HOSTED_ITEMS:
+        return  # the member cannot read OpenAI's reasoning, nor use what OpenAI's own tools did
     elif kind == "item_reference":
         raise Unsupported(f"{where}: item_reference needs stored items, and nothing is stored; send the items")
-    elif kind in HOSTED_ITEMS:
-        raise Unsupported(f"{where}: {kind} items belong to OpenAI's hosted tools, which are not supported")
     else:
         raise BadRequest(f"{where}: unknown input item type {kind!r}")
 
 
-def parse_input(raw: Any, instructions: Any) -> tuple[str | None, tuple[Message, ...]]:
+def parse_input(raw: Any, instructions: Any, box: Toolbox | None = None) -> tuple[str | None, tuple[Message, ...]]:
     if instructions is not None and not isinstance(instructions, str):
         raise BadRequest("instructions must be a string")
+    box = box if box is not None else Toolbox()
     system = [instructions] if instructions else []
     out: list[Message] = []
     if isinstance(raw, str) and raw:
         out.append(Message("user", (Text(raw),)))
     elif isinstance(raw, list):
         for i, item in enumerate(raw):
-            _item(item, f"input[{i}]", system, out)
+            _item(item, f"input[{i}]", system, out, box)
     else:
         raise BadRequest("input must be a non-empty string or a list of items")
     if not any(m.role in ("user", "tool") for m in out):
@@ -177,38 +169,12 @@ def parse_input(raw: Any, instructions: Any) -> tuple[str | None, tuple[Message,
     return ("\n\n".join(system) if system else None), tuple(out)
 
 
-def _tool(t: Any, where: str) -> Tool:
-    if not isinstance(t, dict):
-        raise BadRequest(f"{where} must be an object")
-    kind = t.get("type")
-    if kind in HOSTED_TOOLS or (isinstance(kind, str) and kind.startswith(("web_search", "computer"))):
-        raise Unsupported(f"{where}: OpenAI's hosted tool {kind!r} is not supported; define function tools")
-    if kind not in ("function", "custom"):
-        raise BadRequest(f"{where}.type must be function or custom")
-    if not isinstance(t.get("name"), str) or not t["name"]:
-        raise BadRequest(f"{where}.name must be a string")
-    description = str(t.get("description") or "")
-    if kind == "custom":
-        fmt = t.get("format")
-        if isinstance(fmt, dict) and fmt.get("type") == "grammar":
-            description += (f"\n\nThe input must follow this {fmt.get('syntax', '')} grammar:\n"
-                            f"{fmt.get('definition', '')}").rstrip()
-        return Tool(t["name"], description.strip(), CUSTOM_PARAMETERS, kind="custom")
-    return tool_defs.tool(t["name"], description, t.get("parameters"))
-
-
-def parse_tools(raw: Any) -> tuple[Tool, ...]:
-    return tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(tool_defs.entries(raw)))
-
-
-def parse_tool_choice(raw: Any) -> Any:
-    if raw is None or raw in ("auto", "none", "required"):
-        return raw
-    if isinstance(raw, dict) and raw.get("type") in ("function", "custom") and isinstance(raw.get("name"), str):
-        return {"type": "function", "function": {"name": raw["name"]}}
-    if isinstance(raw, dict) and raw.get("type") in HOSTED_TOOLS:
-        raise Unsupported(f"tool_choice: OpenAI's hosted tool {raw['type']!r} is not supported")
-    raise BadRequest("tool_choice must be auto, none, required or {\"type\": \"function\", \"name\": ...}")
+def parse_tools(body: dict[str, Any]) -> tuple[Toolbox, str | None, tuple[Message, ...], Any]:
+    """The request's tools (the ones its conversation brings in too), its system text, messages
+    and tool choice. Pure: the renderers call it again for the names, nothing is kept."""
+    box = responses_tools.toolbox(body.get("tools"))
+    system, messages = parse_input(body.get("input"), body.get("instructions"), box)
+    return box, system, messages, box.choice(body.get("tool_choice"))
 
 
 def parse_text_format(raw: Any) -> dict[str, Any] | None:
@@ -238,7 +204,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("stream must be true or false")
-    system, messages = parse_input(body.get("input"), body.get("instructions"))
+    box, system, messages, choice = parse_tools(body)
     opts = options.pick(body, SAMPLING)
     reasoning = body.get("reasoning")
     if isinstance(reasoning, dict) and reasoning.get("effort") is not None:
@@ -246,7 +212,7 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     parallel = body.get("parallel_tool_calls")
     return Ask(
         collection=collection, messages=messages, system=system, reply=reply, with_=nominees,
-        stream=stream, tools=parse_tools(body.get("tools")), tool_choice=parse_tool_choice(body.get("tool_choice")),
+        stream=stream, tools=tuple(box.tools), tool_choice=choice,
         parallel_tool_calls=parallel if isinstance(parallel, bool) else None,
         response_format=parse_text_format(body.get("text")), options=opts, model_name=str(body["model"]),
         key_name=key_name,
@@ -323,11 +289,18 @@ class Reply:
 
 # ---- render: a panel ---------------------------------------------------------------------------
 
+def panel_bench(run: PanelRun, body: dict[str, Any]) -> dict[str, Any]:
+    """A panel's ``bench``, with the hosted tools the request offered and no seat was given."""
+    bench = report.panel_bench(run)
+    dropped = parse_tools(body)[0].dropped
+    return {**bench, "dropped_tools": dropped} if dropped else bench
+
+
 def response(run: PanelRun, ask: Ask, body: dict[str, Any]) -> dict[str, Any]:
     reply = Reply(ask, body)
     text = report.content(run)
     return reply.envelope("completed", [reply.item(text)], face.panel_usage(run, ask, text),
-                          bench=report.panel_bench(run))
+                          bench=panel_bench(run, body))
 
 
 async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
@@ -342,7 +315,7 @@ async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive:
         for frame in reply.text_closed(text):
             yield frame
         final = reply.envelope("completed", [reply.item(text)], face.panel_usage(run, ask, text),
-                               bench=report.panel_bench(run))
+                               bench=panel_bench(run, body))
         yield reply.event("response.completed", response=final)
     except Exception as e:
         for frame in reply.failed(face.as_bench_error(e)):
@@ -359,58 +332,47 @@ def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhea
 
 # ---- render: a route turn ----------------------------------------------------------------------
 
-def _custom_names(ask: Ask) -> set[str]:
-    return {t.name for t in ask.tools if t.kind == "custom"}
-
-
-def _map_call(call: ToolCall, custom: set[str], done: bool = True) -> dict[str, Any]:
-    status = "completed" if done else "in_progress"
-    if call.name in custom:
-        given = face.arguments_object(call).get("input", "")
-        return {"type": "custom_tool_call", "id": f"ctc_{call.id}", "call_id": call.id,
-                "name": call.name, "input": (given if isinstance(given, str) else str(given)) if done else "",
-                "status": status}
-    return {"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id, "name": call.name,
-            "arguments": (call.arguments or "{}") if done else "", "status": status}
-
-
 def _finish(answer: Answer) -> dict[str, Any]:
     if answer.finish_reason == "length":
         return {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
     return {"status": "completed"}
 
 
-def _output(reply: Reply, answer: Answer, custom: set[str]) -> list[dict[str, Any]]:
+def _output(reply: Reply, answer: Answer, box: Toolbox) -> list[dict[str, Any]]:
     items = [reply.item(answer.text)] if answer.text or not answer.tool_calls else []
-    return items + [_map_call(c, custom) for c in answer.tool_calls]
+    return items + [responses_tools.call_item(c, box) for c in answer.tool_calls]
 
 
-def _turn_envelope(reply: Reply, turn: RouteTurn, answer: Answer, custom: set[str]) -> dict[str, Any]:
+def _turn_envelope(reply: Reply, turn: RouteTurn, answer: Answer, box: Toolbox) -> dict[str, Any]:
     finish = _finish(answer)
-    envelope = reply.envelope(finish.pop("status"), _output(reply, answer, custom), answer.usage,
+    envelope = reply.envelope(finish.pop("status"), _output(reply, answer, box), answer.usage,
                               bench=report.turn_bench(turn))
     return {**envelope, **finish}
 
 
-def turn_response(turn: RouteTurn, ask: Ask, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
-    return _turn_envelope(Reply(ask, body), turn, answer, _custom_names(ask))
+def turn_response(turn: RouteTurn, ask: Ask, body: dict[str, Any], answer: Answer, box: Toolbox) -> dict[str, Any]:
+    return _turn_envelope(Reply(ask, body), turn, answer, box)
 
 
-def _tool_events(reply: Reply, call: ToolCall, index: int, custom: set[str]) -> list[bytes]:
-    """One tool call, whole: its item added, its arguments (or input) in one delta, done."""
-    item = _map_call(call, custom, done=False)
-    final = _map_call(call, custom)
-    kind = "custom_tool_call_input" if item["type"] == "custom_tool_call" else "function_call_arguments"
-    value = final["input"] if item["type"] == "custom_tool_call" else final["arguments"]
+def _tool_events(reply: Reply, call: ToolCall, index: int, box: Toolbox) -> list[bytes]:
+    """One tool call, whole: its item added, its arguments (or input) in one delta, done. The
+    items of the client's builtins (shells, patches, tool search) come whole: added, then done."""
+    item = responses_tools.call_item(call, box, done=False)
+    final = responses_tools.call_item(call, box)
+    frames = [reply.event("response.output_item.added", output_index=index, item=item)]
     ids = {"item_id": item["id"], "output_index": index}
-    done_extra = {"input": value} if kind == "custom_tool_call_input" else {"arguments": value, "name": call.name}
-    return [reply.event("response.output_item.added", output_index=index, item=item),
-            reply.event(f"response.{kind}.delta", delta=value, **ids),
-            reply.event(f"response.{kind}.done", **ids, **done_extra),
-            reply.event("response.output_item.done", output_index=index, item=final)]
+    if item["type"] == "custom_tool_call":
+        frames += [reply.event("response.custom_tool_call_input.delta", delta=final["input"], **ids),
+                   reply.event("response.custom_tool_call_input.done", input=final["input"], **ids)]
+    elif item["type"] == "function_call":
+        frames += [reply.event("response.function_call_arguments.delta", delta=final["arguments"], **ids),
+                   reply.event("response.function_call_arguments.done", arguments=final["arguments"],
+                               name=final["name"], **ids)]
+    return [*frames, reply.event("response.output_item.done", output_index=index, item=final)]
 
 
-async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive: float) -> AsyncIterator[bytes]:
+async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], box: Toolbox,
+                      keepalive: float) -> AsyncIterator[bytes]:
     reply = Reply(ask, body)
     for frame in reply.started():
         yield frame
@@ -425,14 +387,14 @@ async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive
                     yield frame
             sent.append(piece)
             yield reply.text_delta(piece)
-        answer, custom = turn.answer, _custom_names(ask)
+        answer = turn.answer
         if sent:
             for frame in reply.text_closed("".join(sent)):
                 yield frame
         for i, call in enumerate(answer.tool_calls, start=1 if sent else 0):
-            for frame in _tool_events(reply, call, i, custom):
+            for frame in _tool_events(reply, call, i, box):
                 yield frame
-        yield reply.event("response.completed", response=_turn_envelope(reply, turn, answer, custom))
+        yield reply.event("response.completed", response=_turn_envelope(reply, turn, answer, box))
     except BenchError as e:
         for frame in reply.failed(e):
             yield frame
@@ -440,11 +402,13 @@ async def stream_turn(turn: RouteTurn, ask: Ask, body: dict[str, Any], keepalive
 
 async def respond_route(ctx: Context, ask: Ask, body: dict[str, Any], collection: Collection,
                         request: Request) -> Response:
+    box = parse_tools(body)[0]  # the names' origins, to map the member's calls back (the Ask keeps names only)
     turn = await face.begin(ctx, ask, collection, request)
+    turn.dropped_tools = box.dropped
     if ask.stream:
-        return face.streaming(turn, stream_turn(turn, ask, body, ctx.settings.keepalive), "text/event-stream",
+        return face.streaming(turn, stream_turn(turn, ask, body, box, ctx.settings.keepalive), "text/event-stream",
                               SSE_HEADERS)
-    return JSONResponse(turn_response(turn, ask, body, await turn.collect()), headers=face.route_headers(turn))
+    return JSONResponse(turn_response(turn, ask, body, await turn.collect(), box), headers=face.route_headers(turn))
 
 
 # ---- errors and the handler --------------------------------------------------------------------

@@ -75,13 +75,20 @@ ANTHROPIC = obj({"model": model, "messages": some(obj({"role": one("user", "assi
 r_part = obj({"type": one("input_text", "output_text", "input_image", "input_file", "refusal")}, text=text,
              image_url=image_url, file_id=values, refusal=text)
 r_item = obj({"type": one("message", "function_call", "function_call_output", "custom_tool_call", "reasoning",
-                          "item_reference", "web_search_call")},
+                          "item_reference", "web_search_call", "shell_call", "shell_call_output", "local_shell_call",
+                          "apply_patch_call", "apply_patch_call_output", "tool_search_call", "tool_search_output",
+                          "additional_tools")},
              role=one("user", "assistant", "system", "developer"), content=text | some(r_part), call_id=one("c1"),
-             name=one("grep"), arguments=one("{}", "{\"q\": 1}", "nope"), output=text | some(r_part), input=text)
+             name=one("grep"), arguments=one("{}", "{\"q\": 1}", "nope"), output=text | some(r_part), input=text,
+             namespace=one("mcp__x"), action=values, operation=values, execution=one("client", "server"),
+             tools=values)
 RESPONSES = obj({"model": model, "input": text | some(r_item)}, instructions=st.text(max_size=8) | values, stream=st.booleans(),
-                tools=some(obj({"type": one("function", "custom", "web_search")}, name=one("grep"), parameters=values,
-                               format=obj({"type": one("grammar", "text")}, definition=text))),
-                tool_choice=one("auto", "required") | obj({"type": one("function")}, name=one("grep")),
+                tools=some(obj({"type": one("function", "custom", "web_search", "namespace", "shell", "local_shell",
+                                            "apply_patch", "tool_search", "mcp")}, name=one("grep"), parameters=values,
+                               format=obj({"type": one("grammar", "text")}, definition=text), tools=values,
+                               environment=values, execution=one("client", "server"))),
+                tool_choice=one("auto", "required") | obj({"type": one("function", "allowed_tools", "shell")},
+                                                          name=one("grep"), tools=values, mode=one("auto")),
                 text=obj({"format": obj({"type": one("json_schema", "json_object", "text")}, schema=values)}),
                 previous_response_id=st.none() | st.none() | values, max_output_tokens=values,
                 reasoning=obj({}, effort=one("low", "high")))

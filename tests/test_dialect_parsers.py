@@ -139,7 +139,6 @@ def test_sniffing_reads_the_first_bytes():
      BadRequest),
     (responses.parse, {"model": "c", "input": "x", "background": True}, Unsupported),
     (responses.parse, {"model": "c", "input": [{"type": "item_reference", "id": "msg_1"}]}, Unsupported),
-    (responses.parse, {"model": "c", "input": [{"type": "web_search_call", "id": "ws_1"}]}, Unsupported),
     (gemini.parse, {"model": "c", "contents": [{"parts": [{"text": "x"}]}], "cachedContent": "cachedContents/1"},
      Unsupported),
     (gemini.parse, {"model": "c", "contents": [{"parts": [{"executableCode": {"code": "1"}}]}]}, Unsupported),

@@ -69,7 +69,7 @@ def test_responses_raw_stream_keeps_alive_with_comments(gateway, http):
 RESPONSES_REFUSALS = [
     (dict(previous_response_id="resp_123"), "previous_response_id"),
     (dict(conversation="conv_123"), "conversation"),
-    (dict(tools=[{"type": "web_search"}]), "hosted tool"),
+    (dict(tools=[{"type": "function", "name": "grep"}, {"type": "web_search"}]), "route mode"),
     (dict(tools=[{"type": "function", "name": "grep", "parameters": {"type": "object"}}]), "route mode"),
     (dict(tools=[{"type": "custom", "name": "apply_patch", "description": "patch"}]), "route mode"),
     (dict(input=[{"role": "user", "content": [{"type": "input_file", "file_id": "file_1"}]}]), "input_file"),
@@ -86,6 +86,14 @@ def test_responses_refusals_raise_bad_request_with_the_gateway_message(sdk, chan
         sdk.responses.create(**{"model": "bench/core", "input": "hi", **change})
     assert words in caught.value.message
     assert caught.value.body["type"] == "invalid_request_error" and caught.value.body["code"] == "400"
+
+
+def test_responses_panel_leaves_hosted_tools_out_and_lists_them(sdk):
+    reply = sdk.responses.create(model="bench/core", input="hi",
+                                 tools=[{"type": "web_search", "external_web_access": False}])
+    assert reply.status == "completed" and reply.output_text
+    assert reply.model_extra["bench"]["dropped_tools"] == [
+        {"type": "web_search", "why": "OpenAI's web search runs on OpenAI's servers"}]
 
 
 def test_responses_unknown_collection_is_not_found(sdk):

@@ -38,6 +38,12 @@ def test_another_system_prompt_or_session_is_another_conversation(settings: Sett
         assert first["conversation"] == same["conversation"], "a session id outlasts a changing system text"
         assert len({main["conversation"], first["conversation"], other["conversation"]}) == 3
 
+        codex = bench(turn(http, base, "You are Codex.", session="c-1", session_header="session-id"))
+        later = bench(turn(http, base, "You are Codex, with a new reminder.", *AGAIN, session="c-1",
+                           session_header="session-id"))
+        assert codex["conversation"] == later["conversation"], "Codex's session-id header keeps its conversation"
+        assert codex["conversation"] not in {main["conversation"], first["conversation"], other["conversation"]}
+
 
 def test_a_turn_its_member_cannot_take_moves_the_conversation(settings: Settings, home: Path,
                                                                upstream: str, net: Loopback, http: httpx.Client) -> None:

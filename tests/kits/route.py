@@ -68,10 +68,12 @@ def said(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
 
 
-def turn(http: httpx.Client, base: str, system: str, *later: dict, session: str | None = None) -> httpx.Response:
-    """One route turn of the ``agents`` collection with this system prompt (and ``later`` messages)."""
+def turn(http: httpx.Client, base: str, system: str, *later: dict, session: str | None = None,
+         session_header: str = "x-claude-code-session-id") -> httpx.Response:
+    """One route turn of the ``agents`` collection with this system prompt (and ``later`` messages);
+    ``session`` goes in ``session_header`` (Claude Code's, or Codex's ``session-id``)."""
     messages = [{"role": "system", "content": system}, {"role": "user", "content": "refactor the parser"}, *later]
-    headers = {"x-claude-code-session-id": session} if session else {}
+    headers = {session_header: session} if session else {}
     response = http.post(base + "/v1/chat/completions", headers=headers, timeout=30,
                           json={"model": "bench/agents:route", "messages": messages})
     assert response.status_code == 200, response.text

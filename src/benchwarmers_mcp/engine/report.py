@@ -112,7 +112,8 @@ def panel_bench(run: PanelRun) -> dict[str, Any]:
 
 
 def turn_bench(turn: RouteTurn) -> dict[str, Any]:
-    """A route turn's ``bench``: the conversation, the member and its call id, who failed over."""
+    """A route turn's ``bench``: the conversation, the member and its call id, who failed over, who
+    was skipped, the tools left out of the member's request and the tool names it saw shortened."""
     out: dict[str, Any] = {"collection": turn.collection.qualified, "reply": "route",
                            "conversation": turn.conversation, "call": turn.call, "alias": turn.alias,
                            "turn": turn.turn}
@@ -120,6 +121,10 @@ def turn_bench(turn: RouteTurn) -> dict[str, Any]:
         out["failed_over"] = list(turn.failed_over)
     if turn.skipped:
         out["skipped"] = turn.skipped
+    if turn.dropped_tools:
+        out["dropped_tools"] = turn.dropped_tools
+    if turn.renamed_tools:
+        out["renamed_tools"] = turn.renamed_tools
     out["verdict"] = ROUTE_VERDICT_HINT.replace("<call>", turn.call or "<call>")
     if turn.usage:
         out["usage"] = _usage(turn.usage)

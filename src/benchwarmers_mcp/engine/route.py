@@ -15,7 +15,9 @@ Failover happens before the first piece of an answer reaches the agent: an upstr
 an empty answer moves the turn to the next member, up to ``max_tries``. Reasoning streamed before
 the answer is held back with it. The last member's empty answer is its answer. A whole (not
 streamed) turn holds the entire answer, so it can fail over at any point. Every turn is a row
-(``store.routes``); the prompt is never stored.
+(``store.routes``); the prompt is never stored. Tool names a member's API would refuse (too long,
+other characters) are shortened for it and mapped back on its calls, within the turn
+(``providers.convert.ToolNames``); the face may list the tools it left out (``dropped_tools``).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
+from benchwarmers_mcp.providers.convert import CHAT_NAMES, ToolNames
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.models import ModelRecord
@@ -126,6 +129,8 @@ class RouteTurn:
     call: str | None = None
     failed_over: tuple[dict[str, str], ...] = ()
     relayed: AnswerBuilder = field(default_factory=AnswerBuilder)
+    dropped_tools: list[dict[str, str]] = field(default_factory=list)  # the face's: tools no member can run
+    renamed_tools: dict[str, str] = field(default_factory=dict)  # tool names the member saw otherwise
 
     def close(self) -> None:
         """Nobody will read the rest: the driver stops the member's call at once."""
@@ -315,11 +320,14 @@ class _Driver:
         committed, try the next one. The caller hanging up stops the call and is raised after."""
         pipe_send, pipe = anyio.create_memory_object_stream[object](math.inf)
         request = member_request(self.ask, member)
+        names = ToolNames.of(request, CHAT_NAMES)  # route members are called over chat completions
+        request = names.request(request)
+        self.turn.renamed_tools = names.renamed
         # a member that fails hands the turn on at once; only the last one tried retries in place
         info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0)
         outcome: ProviderError | None = None
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump, self.ctx, member, request, self._remaining(), info, pipe_send)
+            tg.start_soon(_pump, self.ctx, member, request, self._remaining(), info, pipe_send, names)
             tg.start_soon(self._watch, tg.cancel_scope)
             async with pipe:
                 try:
@@ -415,13 +423,14 @@ def _has_answer(events: list[StreamEvent]) -> bool:
 
 
 async def _pump(ctx: Context, member: ModelRecord, request: ModelRequest, timeout: float, info: CallInfo,
-                pipe: MemoryObjectSendStream[object]) -> None:
-    """One member's stream into a pipe, in its own task, so the first-token timer can stop it."""
+                pipe: MemoryObjectSendStream[object], names: ToolNames) -> None:
+    """One member's stream into a pipe, in its own task, so the first-token timer can stop it; its
+    tool calls come back under the names the agent gave them."""
     async with pipe:
         try:
             async with contextlib.aclosing(ctx.caller.stream(member, request, timeout=timeout, info=info)) as events:
                 async for event in events:
-                    await pipe.send(event)
+                    await pipe.send(names.event(event))
         except ProviderError as e:
             await pipe.send(e)
         except BenchError as e:  # the store could not place the member (its endpoint is gone, say)

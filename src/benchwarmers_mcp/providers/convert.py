@@ -1,13 +1,25 @@
-"""Small conversions every native provider needs: data URLs, tool arguments, tool names, options."""
+"""Small conversions every native provider needs: data URLs, tool arguments, tool names, options,
+and tool names a member's API takes (``NameRule``, ``ToolNames``: shortened reversibly)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from benchwarmers_mcp.messages import Message, ModelRequest
+from benchwarmers_mcp.messages import (
+    Message,
+    ModelRequest,
+    Part,
+    StreamEvent,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+)
 
 
 def split_data_url(url: str) -> tuple[str, str] | None:
@@ -87,3 +99,108 @@ def stop_list(value: Any) -> list[str] | None:
     if value is None:
         return None
     return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+# ---- tool names a member's API takes ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NameRule:
+    """What an API allows in a tool's name: its length, its characters, and its first character."""
+
+    max_length: int
+    allowed: str = "A-Za-z0-9_-"
+    first: str | None = None
+
+    def fits(self, name: str) -> bool:
+        body = f"[{self.allowed}]{{1,{self.max_length}}}"
+        pattern = body if self.first is None else f"(?=[{self.first}]){body}"
+        return re.fullmatch(pattern, name) is not None
+
+
+CHAT_NAMES = NameRule(64)  # OpenAI and the OpenAI-compatible servers: ^[a-zA-Z0-9_-]{1,64}$
+NAME_RULES = {
+    "chat": CHAT_NAMES, "simulated": CHAT_NAMES, "ollama": CHAT_NAMES, "responses": CHAT_NAMES,
+    "anthropic": NameRule(64),  # the Messages API's ^[a-zA-Z0-9_-]{1,64}$ (the stricter of its documented limits)
+    "gemini": NameRule(64, "A-Za-z0-9_.:-", first="A-Za-z_"),  # a letter or underscore first; 64 of 128 allowed
+}
+
+
+def name_rule(api: str) -> NameRule:
+    """The tool-name rule of an endpoint's API (chat completions' for one it does not know)."""
+    return NAME_RULES.get(api, CHAT_NAMES)
+
+
+def short_name(name: str, rule: NameRule, digits: int = 8) -> str:
+    """A name the rule takes, made from ``name`` alone: its allowed characters (others become
+    ``_``), cut to fit, and a suffix of ``digits`` hex digits of its SHA-256, so it is stable
+    across requests and two long names that start alike stay apart."""
+    suffix = "_" + hashlib.sha256(name.encode()).hexdigest()[:digits]
+    clean = re.sub(f"[^{rule.allowed}]", "_", name)
+    if rule.first is not None and not re.match(f"[{rule.first}]", clean):
+        clean = "t_" + clean
+    return clean[: rule.max_length - len(suffix)] + suffix
+
+
+class ToolNames:
+    """One request's tool names as a member's API takes them, and back: a name the rule takes stays
+    itself; any other gets its ``short_name`` (longer digits on the rare clash). Made from the
+    request alone, so nothing is kept between requests; a turn maps its member's calls back with
+    the same object."""
+
+    def __init__(self, names: Iterable[str], rule: NameRule) -> None:
+        self.rule = rule
+        self.theirs_of: dict[str, str] = {}
+        self.ours_of: dict[str, str] = {}
+        wanted = list(dict.fromkeys(names))
+        kept = {n for n in wanted if rule.fits(n)}
+        for name in wanted:
+            theirs, digits = name, 8
+            while not rule.fits(theirs) or (theirs != name and theirs in kept) or theirs in self.ours_of:
+                theirs, digits = short_name(name, rule, digits), digits + 4
+            self.theirs_of[name], self.ours_of[theirs] = theirs, name
+
+    @classmethod
+    def of(cls, request: ModelRequest, rule: NameRule) -> ToolNames:
+        return cls([t.name for t in request.tools], rule)
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """Each name the member sees otherwise: ours -> theirs."""
+        return {ours: theirs for ours, theirs in self.theirs_of.items() if ours != theirs}
+
+    def theirs(self, name: str) -> str:
+        if name in self.theirs_of:
+            return self.theirs_of[name]
+        return name if self.rule.fits(name) else short_name(name, self.rule)
+
+    def ours(self, name: str) -> str:
+        return self.ours_of.get(name, name)
+
+    def _map_part(self, part: Part) -> Part:
+        if isinstance(part, ToolCall):
+            return replace(part, name=self.theirs(part.name))
+        if isinstance(part, ToolResult) and part.name:
+            return replace(part, name=self.theirs(part.name))
+        return part
+
+    def _map_choice(self, choice: Any) -> Any:
+        name = forced_tool(choice)
+        if name is None or not isinstance(choice, dict):
+            return choice
+        if isinstance(choice.get("function"), dict):
+            return {**choice, "function": {**choice["function"], "name": self.theirs(name)}}
+        return {**choice, "name": self.theirs(name)}
+
+    def request(self, request: ModelRequest) -> ModelRequest:
+        """The request with every tool name (tools, choice, the conversation's calls) as the member sees it."""
+        if not self.renamed and all(self.rule.fits(c.name) for m in request.messages for c in m.tool_calls):
+            return request
+        messages = tuple(Message(m.role, tuple(self._map_part(p) for p in m.parts)) for m in request.messages)
+        tools = tuple(replace(t, name=self.theirs(t.name)) for t in request.tools)
+        return replace(request, messages=messages, tools=tools, tool_choice=self._map_choice(request.tool_choice))
+
+    def event(self, event: StreamEvent) -> StreamEvent:
+        """A member's stream event with its tool call's name as the request named it."""
+        if isinstance(event, ToolCallDelta) and event.name:
+            return replace(event, name=self.ours(event.name))
+        return event
