@@ -1,7 +1,7 @@
 """The hot path, side by side with a direct upstream call, in one run (issue 13).
 
     python benchmarks/hotpath.py [--requests 400] [--load 2000] [--concurrency 20] [--reps 3]
-                                 [--ledger-rows 1000000] [--quick]
+                                 [--ledger-rows 1000000] [--compare-stack] [--quick] [--no-total]
 
 Starts a zero-latency fake OpenAI upstream (``fastfake.py``: raw asyncio, no framework) and
 Benchwarmers (``python -m benchwarmers_mcp serve``) as real processes on 127.0.0.1, then prints:
@@ -88,6 +88,7 @@ class Server:
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     served: int = 0  # requests this server answered during the run
+    blocked: tuple[str, ...] = ()  # modules this server may not import (uvloop, httptools)
 
     @property
     def pid(self) -> int:
@@ -98,7 +99,11 @@ class Server:
         """Start the server; seconds from process start to its first route-turn answer."""
         with open(self.log, "ab") as out:
             started = time.perf_counter()
-            self.proc = subprocess.Popen([sys.executable, "-m", "benchwarmers_mcp", "serve"],
+            command = ["-m", "benchwarmers_mcp", "serve"]
+            if self.blocked:  # uvicorn's "auto" then falls back to asyncio's loop and h11
+                command = ["-c", f"import sys; sys.modules.update(dict.fromkeys({self.blocked!r}));"
+                                 " from benchwarmers_mcp.cli.main import main; sys.exit(main(['serve']))"]
+            self.proc = subprocess.Popen([sys.executable, *command],
                                          env=server_env(self.home, self.port), stdout=out,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         return asyncio.run(self._first_answer(started))
@@ -325,7 +330,7 @@ async def concurrent(fig: Figures, upstream: int, a: Server, b: Server | None, n
         fig.add("c.turnB.ratio", fig.values["c.turn.B.rps"][-1] / fig.values["c.direct.rps"][-1])
 
 
-def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, rows: int) -> None:
+def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, rows: int, b_is: str) -> None:
     g = fig.get
 
     def added(kind: str, what: str, server: str = "A", p: str = "p50") -> float:
@@ -346,7 +351,7 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
     rows_c = [("direct upstream", "direct", None), ("route turns", "turn.A", "c.turn.ratio"),
               ("3-seat panels", "panel.A", "c.panel.ratio")]
     if has_b:
-        rows_c.append((f"route turns, ledger at {rows:,} rows", "turn.B", "c.turnB.ratio"))
+        rows_c.append((f"route turns, {b_is}", "turn.B", "c.turnB.ratio"))
     for label, key, ratio in rows_c:
         cpu = fig.values.get(f"c.{key}.cpu_ms")
         print(f"{label:58} {g(f'c.{key}.rps'):8.0f} {g(f'c.{key}.p50'):8.2f} {g(f'c.{key}.p95'):8.2f}"
@@ -358,14 +363,15 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
     print(f"RSS: idle {rss['idle']:.1f} MiB, after {rss['served']:,.0f} requests {rss['after']:.1f} MiB")
     if has_b:
         print()
-        print(f"ledger at {rows:,} rows vs a fresh ledger (same repetitions, interleaved):")
+        print(f"server B ({b_is}) vs server A (same repetitions, interleaved):")
         for label, kind, what in (("route turn p50", "turn", "total"), ("streamed first byte p50", "stream", "ttfb")):
             a_add, b_add = added(kind, what, "A"), added(kind, what, "B")
-            print(f"  {label:40} added {a_add:+.2f} ms fresh, {b_add:+.2f} ms at {rows:,} rows"
+            print(f"  {label:40} added {a_add:+.2f} ms on A, {b_add:+.2f} ms on B"
                   f" (gateway time {g(f'{kind}.{what}.B.p50') / g(f'{kind}.{what}.A.p50') - 1:+.1%})")
         change = g("c.turn.B.rps") / g("c.turn.A.rps") - 1
-        print(f"  {'route turns at c=20':40} {g('c.turn.A.rps'):.0f} rps fresh, {g('c.turn.B.rps'):.0f} rps"
-              f" at {rows:,} rows ({change:+.1%})")
+        print(f"  {'route turns at c=20':40} {g('c.turn.A.rps'):.0f} rps on A, {g('c.turn.B.rps'):.0f} rps"
+              f" on B ({change:+.1%}); CPU per turn {g('c.turn.A.cpu_ms'):.2f} ms on A,"
+              f" {g('c.turn.B.cpu_ms'):.2f} ms on B")
 
 
 def profile(a: Server, upstream: int, args: argparse.Namespace) -> None:
@@ -406,9 +412,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--ledger-rows", type=int, default=1_000_000, help="0 leaves out the ledger figures")
+    parser.add_argument("--compare-stack", action="store_true",
+                        help="server B is a fresh server without uvloop and httptools (instead of the ledger)")
     parser.add_argument("--cold-starts", type=int, default=3)
     parser.add_argument("--total", type=int, default=10_000, help="requests served before the RSS 'after' figure")
     parser.add_argument("--quick", action="store_true", help="a short run: 1 repetition, fewer requests, no ledger")
+    parser.add_argument("--no-total", action="store_true", help="leave out the top-up to --total requests (RSS after)")
     parser.add_argument("--profile", metavar="PATH", help="only profile server A under load with py-spy"
                         " (collapsed stacks to PATH; --profile-kind turn|stream|panel, --concurrency)")
     parser.add_argument("--profile-kind", default="turn", choices=("turn", "stream", "panel"))
@@ -427,7 +436,11 @@ def main() -> None:
             a = Server("A", Path(tmp) / "a" / "data", free_port(), Path(tmp) / "a.log")
             prepare(a.home, upstream_url)
             b = None
-            if args.ledger_rows:
+            if args.compare_stack:
+                b = Server("B", Path(tmp) / "b" / "data", free_port(), Path(tmp) / "b.log",
+                           blocked=("uvloop", "httptools"))
+                prepare(b.home, upstream_url)
+            elif args.ledger_rows:
                 b = Server("B", Path(tmp) / "b" / "data", free_port(), Path(tmp) / "b.log")
                 began = time.perf_counter()
                 prepare(b.home, upstream_url, args.ledger_rows)
@@ -459,12 +472,13 @@ def main() -> None:
                 asyncio.run(sequential(fig, up_port, a, b, args.requests))
                 asyncio.run(concurrent(fig, up_port, a, b, args.load, args.concurrency, upstream.pid))
                 print(f"repetition {rep + 1} done; load average {loadavg()}", flush=True)
-            if a.served < args.total:
+            if a.served < args.total and not args.no_total:
                 asyncio.run(load(a.port, lambda i: body("bench/trio:route", first=f"top-up {i}"),
                                  args.total - a.served, args.concurrency))
                 a.served = max(a.served, args.total)
             rss["after"], rss["served"] = rss_mib(a.pid), a.served
-            report(fig, cold, rss, b is not None, args.ledger_rows)
+            report(fig, cold, rss, b is not None, args.ledger_rows,
+                   "without uvloop/httptools" if args.compare_stack else f"ledger at {args.ledger_rows:,} rows")
         finally:
             for s in servers:
                 s.stop()

@@ -15,6 +15,7 @@ import collections
 import cProfile
 import pstats
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,22 @@ from benchwarmers_mcp.store import db as store_db  # noqa: E402
 from tests.kits.servers import free_port, server_env  # noqa: E402
 
 SEEN: collections.Counter[str] = collections.Counter()
+OFF_LOOP: collections.Counter[str] = collections.Counter()  # statements that went to a thread
+
+
+def _count_off_loop() -> None:
+    in_thread, threaded = store_db._Inline.in_thread, store_db.Database._threaded_reader
+
+    async def counted_in_thread(self: store_db._Inline, fn: object) -> object:
+        OFF_LOOP["writer in a thread"] += 1
+        return await in_thread(self, fn)  # type: ignore[arg-type]
+
+    async def counted_threaded(self: store_db.Database) -> object:
+        OFF_LOOP["read on the threaded reader"] += 1
+        return await threaded(self)
+
+    store_db._Inline.in_thread = counted_in_thread  # type: ignore[method-assign,assignment]
+    store_db.Database._threaded_reader = counted_threaded  # type: ignore[method-assign,assignment]
 
 
 def _trace(sql: str) -> None:
@@ -46,7 +63,9 @@ _open = store_db.Database.open
 
 async def _traced_open(self: store_db.Database) -> store_db.Database:
     out = await _open(self)
-    await self._connection().set_trace_callback(_trace)
+    for side in (self._writer, self._reader):
+        if side is not None:
+            side.conn.set_trace_callback(_trace)
     return out
 
 
@@ -59,7 +78,7 @@ async def run(args: argparse.Namespace, home: Path) -> None:
     server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
                                            log_level="warning", access_log=False, lifespan="on"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
+    while not server.started:  # noqa: ASYNC110 (uvicorn sets a flag, no event)
         await asyncio.sleep(0.01)
     model = "bench/trio" if args.kind == "panel" else "bench/trio:route"
     payload = body(model, stream=args.kind == "stream")
@@ -68,12 +87,15 @@ async def run(args: argparse.Namespace, home: Path) -> None:
         await client.request("POST", "/v1/chat/completions", payload)
     await asyncio.sleep(0.2)
     SEEN.clear()
+    OFF_LOOP.clear()
     profiler = cProfile.Profile() if args.profile else None
     if profiler:
         profiler.enable()
+    took = []
     for _ in range(args.requests):
         r = await client.request("POST", "/v1/chat/completions", payload)
         assert r.status == 200, r.body
+        took.append(r.total * 1000)
     await asyncio.sleep(0.3)  # background writes after the reply
     if profiler:
         profiler.disable()
@@ -85,9 +107,11 @@ async def run(args: argparse.Namespace, home: Path) -> None:
     server.should_exit = True
     await task
     total = sum(SEEN.values())
+    print(f"p50 {statistics.median(took):.2f} ms, in-process (the client shares the loop)")
     print(f"{total / args.requests:.1f} statements per {args.kind} request")
     for sql, n in SEEN.most_common():
         print(f"{n / args.requests:6.2f}  {sql}")
+    print("off the event loop:", dict(OFF_LOOP) or "none")
 
 
 def main() -> None:
@@ -97,6 +121,7 @@ def main() -> None:
     parser.add_argument("--profile", metavar="PATH", help="cProfile the event loop's thread (the client too) to PATH")
     args = parser.parse_args()
     store_db.Database.open = _traced_open  # type: ignore[method-assign]
+    _count_off_loop()
     with tempfile.TemporaryDirectory(prefix="bench-sqltrace-") as tmp:
         up_port = free_port()
         upstream = start_upstream(up_port)

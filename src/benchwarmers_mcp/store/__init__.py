@@ -40,9 +40,11 @@ PostgreSQL backend must still cover, all of it inside ``db.py`` or its own migra
 - Rows changed: SQLite's ``total_changes`` difference (it counts rows changed by triggers too);
   PostgreSQL's command status count (``UPDATE 3``). Callers only test it for zero or add it up.
 - New ids: ``insert()`` reads SQLite's ``lastrowid``; PostgreSQL appends ``RETURNING id``.
-- ``write()`` and ``transaction()`` share one per-process lock because SQLite has one connection
-  per process (a read on ``Database`` while a transaction is open sees that transaction's
-  uncommitted rows). A pooled backend needs no such lock, and no store function relies on it.
+- ``write()`` and ``transaction()`` share one per-process lock because SQLite has one writer
+  connection per process; reads on ``Database`` use a reader connection of their own and see only
+  committed rows, as a pooled backend's would. A pooled backend needs no such lock.
+- Where statements run (``db.py``): on the event loop, except a read over its CPU budget, a busy
+  database and ``executemany``, which go to a thread. An async driver (asyncpg) needs none of it.
 - Connection set-up: the PRAGMAs in ``Database.open`` (WAL, ``synchronous``, ``busy_timeout``,
   ``foreign_keys``) have no PostgreSQL counterpart to send.
 - Schema (``migrations.py``, SQLite DDL): ``INTEGER PRIMARY KEY AUTOINCREMENT`` becomes
