@@ -1,26 +1,36 @@
 """The SQLite backend's scheduling: statements run on the event loop, except what would block it
-(a long read, another process holding the write lock, bulk work), which runs in a thread and
-still answers exactly as inline."""
+(a long read, another process holding the write lock, bulk rows), which runs in a thread and
+still answers exactly as inline. Driven through the usage ledger's store functions."""
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, ledger
 
-# about a million steps of SQLite's VM: far over the inline budget on any machine
-SLOW_READ = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
-             " SELECT COUNT(*), SUM(i) FROM n")
-ROWS = 400_000
+ROWS = 150_000  # the ledger's totals over this many rows take far more than the inline budget
+
+
+def _row(i: int) -> ledger.UsageRow:
+    return ledger.UsageRow(alias=f"m{i % 3}", connection=f"c{i % 2}", endpoint="e", served="m", status="ok",
+                           tokens_in=1, tokens_out=2, t=1000.0 + i)
+
+
+async def _filled(path: Path, rows: int = ROWS) -> Database:
+    db = await Database(path).open()
+    async with db.transaction() as tx:
+        await ledger.insert_many(tx, (_row(i) for i in range(rows)))
+    return db
 
 
 class Ticker:
-    """Counts turns of the event loop while it runs: zero means something held the loop."""
+    """Counts turns of the event loop: zero means something held the loop all along."""
 
     def __init__(self) -> None:
         self.ticks = 0
@@ -32,7 +42,7 @@ class Ticker:
             await anyio.lowlevel.checkpoint()
 
 
-async def _during(ticker: Ticker, work) -> object:
+async def _during(ticker: Ticker, work: Callable[[], Awaitable[Any]]) -> Any:
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticker.run)
         await anyio.lowlevel.checkpoint()
@@ -45,74 +55,70 @@ async def _during(ticker: Ticker, work) -> object:
 
 @pytest.mark.anyio
 async def test_a_long_read_runs_off_the_loop_and_answers_in_full(tmp_path: Path) -> None:
-    async with Database(tmp_path / "b.db") as db:
+    db = await _filled(tmp_path / "b.db")
+    try:
+        expected = {"c0": ROWS // 2, "c1": ROWS // 2}
         ticker = Ticker()
-        row = await _during(ticker, lambda: db.fetchone(SLOW_READ, (ROWS,)))
-        assert tuple(row) == (ROWS, ROWS * (ROWS + 1) // 2)
-        assert ticker.ticks > 0  # the loop kept turning while SQLite counted
-        again = Ticker()  # the same SQL goes to the thread at once the next time
-        assert tuple(await _during(again, lambda: db.fetchone(SLOW_READ, (ROWS,)))) == tuple(row)
+        totals = await _during(ticker, lambda: ledger.totals(db))
+        assert {c: t["calls"] for c, t in totals.items()} == expected
+        assert totals["c0"]["tokens_out"] == ROWS  # 2 tokens a row, half the rows
+        assert ticker.ticks > 0  # the loop kept turning while SQLite added up
+        again = Ticker()  # the same SQL goes to the thread at once the next time, same answer
+        assert await _during(again, lambda: ledger.totals(db)) == totals
         assert again.ticks > 0
-        assert (await db.fetchval("SELECT 1 + 1")) == 2  # short reads still answer
+        assert {c: t["calls"] for c, t in (await ledger.totals(db, since=1000.0 + ROWS - 4)).items()} == \
+            {"c0": 2, "c1": 2}
+    finally:
+        await db.close()
 
 
 @pytest.mark.anyio
 async def test_a_long_read_inside_a_transaction_keeps_the_transaction(tmp_path: Path) -> None:
-    async with Database(tmp_path / "b.db") as db:
-        await db.write("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    db = await _filled(tmp_path / "b.db")
+    try:
         async with db.transaction() as tx:
-            await tx.execute("INSERT INTO t (v) VALUES ('kept')")
-            assert tuple(await tx.fetchone(SLOW_READ, (ROWS,)))[0] == ROWS
-            assert await tx.fetchval("SELECT COUNT(*) FROM t") == 1
+            await ledger.insert(tx, _row(1))
+            inside = await ledger.totals(tx)  # type: ignore[arg-type]  (a Transaction reads as a Database)
+            assert inside["c1"]["calls"] == ROWS // 2 + 1  # it sees its own row
         with pytest.raises(RuntimeError):
             async with db.transaction() as tx:
-                await tx.execute("INSERT INTO t (v) VALUES ('rolled back')")
-                await tx.fetchone(SLOW_READ, (ROWS,))
+                await ledger.insert(tx, _row(1))
+                await ledger.totals(tx)  # type: ignore[arg-type]
                 raise RuntimeError("after the slow read")
-        assert [r[0] for r in await db.fetchall("SELECT v FROM t ORDER BY id")] == ["kept"]
+        assert (await ledger.totals(db))["c1"]["calls"] == ROWS // 2 + 1  # the first kept, the second not
+    finally:
+        await db.close()
 
 
 @pytest.mark.anyio
 async def test_a_writer_waits_for_another_process_lock_without_holding_the_loop(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
-    async with Database(path) as db:
-        await db.write("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        other.execute("BEGIN IMMEDIATE")  # another process's writer holds the lock
-        other.execute("INSERT INTO t (v) VALUES ('other')")
+    async with Database(path) as db, Database(path) as other:  # two writers, as two processes have
         done = anyio.Event()
+        release = anyio.Event()
         ticker = Ticker()
 
+        async def hold() -> None:
+            async with other.transaction() as tx:
+                await ledger.insert(tx, _row(0))
+                await release.wait()
+
         async def write() -> None:
-            async with db.transaction() as tx:
-                await tx.execute("INSERT INTO t (v) VALUES ('mine')")
+            await ledger.append(db, _row(1))
             done.set()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(ticker.run)
+            tg.start_soon(hold)
+            for _ in range(20):
+                await anyio.lowlevel.checkpoint()
             tg.start_soon(write)
-            for _ in range(50):
-                await anyio.sleep(0.005)
+            for _ in range(20):
+                await anyio.sleep(0.01)
             assert not done.is_set()  # it cannot commit while the other writer holds the lock
             assert ticker.ticks > 0  # and the loop turns while it waits
-            assert await db.fetchval("SELECT COUNT(*) FROM t") == 0  # reads go on meanwhile
-            other.execute("COMMIT")
+            assert await ledger.totals(db) == {}  # reads go on meanwhile, and see only commits
+            release.set()
             await done.wait()
             ticker.running = False
-        other.close()
-        assert [r[0] for r in await db.fetchall("SELECT v FROM t ORDER BY id")] == ["other", "mine"]
-
-
-@pytest.mark.anyio
-async def test_bulk_rows_and_reads_after_commit(tmp_path: Path) -> None:
-    async with Database(tmp_path / "b.db") as db:
-        await db.write("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-        async with db.transaction() as tx:
-            await tx.executemany("INSERT INTO t (v) VALUES (?)", ((f"r{i}",) for i in range(5000)))
-            new = await tx.insert("INSERT INTO t (v) VALUES ('last')")
-        assert new == 5001
-        assert await db.fetchval("SELECT COUNT(*) FROM t") == 5001
-        assert await db.write("UPDATE t SET v = 'x' WHERE id <= 10") == 10
-        with pytest.raises(sqlite3.IntegrityError):
-            await db.write("INSERT INTO t (id, v) VALUES (1, 'dup')")
-        assert await db.fetchval("SELECT v FROM t WHERE id = 1") == "x"
+        assert {c: t["calls"] for c, t in (await ledger.totals(db)).items()} == {"c0": 1, "c1": 1}

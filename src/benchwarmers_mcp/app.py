@@ -11,6 +11,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 import httpx
+from anyio.abc import TaskStatus
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -27,10 +28,8 @@ from benchwarmers_mcp.context import Context, RouteTuning
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.inbound import access_of
-from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
-from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 
@@ -75,6 +74,30 @@ def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
     return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
 
 
+async def _run_mcp(app: Starlette, ctx: Context, *, task_status: TaskStatus[None]) -> None:
+    from benchwarmers_mcp.mcp import server as mcp_server  # the SDK is most of the cold start
+
+    async with mcp_server.serve_http(app, ctx):
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+class McpStarter:
+    """Starts this app's MCP server and session manager in the app's task group, once, when the
+    first MCP request needs it (``mcp.server.McpEndpoint`` awaits it); the app's end stops it."""
+
+    def __init__(self, app: Starlette, ctx: Context) -> None:
+        self.app, self.ctx = app, ctx
+        self._lock = anyio.Lock()
+        self._started = False
+
+    async def __call__(self) -> None:
+        async with self._lock:
+            if not self._started:
+                await self.ctx.tg.start(_run_mcp, self.app, self.ctx)
+                self._started = True
+
+
 def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """The one shared outbound client. It never follows a redirect, so a key never reaches another host.
     ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it."""
@@ -104,7 +127,10 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             tg = await stack.enter_async_context(anyio.create_task_group())
             ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning)
             app.state.ctx = ctx
-            await stack.enter_async_context(mcp_server.serve_http(app, ctx))
+            app.state.mcp_http = None
+            app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
+            from benchwarmers_mcp.suite import runner as suite_runner
+
             await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
             try:
                 yield
