@@ -1,11 +1,12 @@
 """What a panel costs on top of the upstream: a 3-seat panel against a zero-latency fake
 OpenAI upstream on loopback, each in its own process.
 
-    python benchmarks/panel_overhead.py [--requests 300] [--concurrency 20]
+    python benchmarks/panel_overhead.py [--requests 300] [--concurrency 20] [--key]
 
 Prints p50/p95 of one direct upstream call, of a 3-seat panel, and the difference (the
 gateway's added latency, sequential), then requests per second at the given concurrency and
-the error count. Nothing leaves 127.0.0.1.
+the error count. ``--key`` gives the endpoint a provider key (the gateway then masks it in
+everything the upstream sends back, as with a real provider). Nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -82,6 +84,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=20)
+    parser.add_argument("--key", action="store_true", help="give the endpoint a provider key")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "data"
@@ -103,15 +106,18 @@ def main() -> None:
             seed(home, base_url=upstream + "/v1", served=["m1", "m2", "m3"], collections={"bench3": ["m1", "m2", "m3"]})
             import asyncio  # the settings row: no explorers, exactly three seats
 
-            from benchwarmers_mcp.store import Database
+            from benchwarmers_mcp.store import Database, endpoints
             from benchwarmers_mcp.store import collections as cs
 
             async def no_explorers() -> None:
                 async with Database(home / "benchwarmers.db") as db:
                     await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=3, max_explorers=0))
+                    if args.key:
+                        await endpoints.add(db, replace(await endpoints.get(db, "fake"), key_name="fake"))
 
             asyncio.run(no_explorers())
-            with spawn_server(home, log=Path(tempfile.gettempdir()) / "bench-gateway.log") as gateway:
+            key = {"BENCHWARMERS_KEY_FAKE": "sk-bench-0123456789abcdef0123456789abcdef"} if args.key else {}
+            with spawn_server(home, log=Path(tempfile.gettempdir()) / "bench-gateway.log", **key) as gateway:
                 wait_healthy(gateway)
                 anyio.run(measure, upstream, gateway, args.requests, args.concurrency)
         finally:

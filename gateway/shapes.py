@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Container, Mapping
+from functools import partial
 
 from starlette.responses import Response
 
@@ -37,10 +38,13 @@ def renderer(shape: str) -> Renderer:
 
 
 def renderer_for(path: str, headers: Mapping[str, str] | None = None) -> Renderer:
+    """The path's renderer. A shape whose module also has ``render_error_at(path, error)`` is told
+    where the error happened (the dashboard's pages send a visitor to ``/login`` and back there)."""
     shape = routes.shape_of(path)
     if shape == routes.MODELS:
         shape = list_flavour(headers or {})
-    return renderer(shape)
+    at = getattr(importlib.import_module(routes.RENDERERS[shape]), "render_error_at", None)
+    return partial(at, path) if at is not None else renderer(shape)
 
 
 def render_error_for(path: str, error: BenchError, headers: Mapping[str, str] | None = None) -> Response:

@@ -41,8 +41,8 @@ def main(argv: list[str]) -> int:
     # name the real files, not the links
     for line in (done.stdout + done.stderr).splitlines():
         path, sep, rest = line.partition(":")
-        real = (TREE / path).resolve() if sep and (TREE / path).exists() else None
-        print(f"{real.relative_to(ROOT)}:{rest}" if real else line)
+        real = (TREE / path).resolve() if sep and path and (TREE / path).exists() else None
+        print(f"{real.relative_to(ROOT)}:{rest}" if real and real.is_relative_to(ROOT) else line)
     return done.returncode
 
 

@@ -1,5 +1,6 @@
 """The application: the route table (``routes.py``) mounted behind the guard, and one lifespan that
-opens everything the engine needs."""
+opens everything the engine needs and starts the background workers (unfinished suite runs, the
+scheduler, the onboarding queue)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import anyio
 import httpx
 from anyio.abc import TaskStatus
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -24,12 +26,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from benchwarmers_mcp import __version__, routes
 from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.access.policy import startup_problems
+from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.context import Context, RouteTuning
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway.shapes import render_error_for
+from benchwarmers_mcp.health.onboarding import Onboarding
 from benchwarmers_mcp.inbound import access_of
+from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 
@@ -69,8 +75,24 @@ class Endpoint:
         await self.load()(scope, receive, send)
 
 
+def convertor(pattern: str) -> Convertor[str]:
+    """A parameter kind the table names (``routes.CONVERTORS``), so Starlette matches what it matches."""
+
+    class Segment(Convertor[str]):
+        def convert(self, value: str) -> str:
+            return value
+
+        def to_string(self, value: str) -> str:
+            return value
+
+    Segment.regex = pattern
+    return Segment()
+
+
 def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
     """The table as Starlette routes, in its order: the only routes the app has."""
+    for kind, pattern in routes.CONVERTORS.items():
+        register_url_convertor(kind, convertor(pattern))
     return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
 
 
@@ -98,6 +120,14 @@ class McpStarter:
                 self._started = True
 
 
+def closing(app: Starlette) -> None:
+    """A stopping server's first step, before it waits for open requests: the dashboard's event
+    streams end now (a browser reconnects to whatever serves next), so no idle tab holds it."""
+    ctx: Context | None = getattr(app.state, "ctx", None)
+    if ctx is not None and ctx.events is not None:
+        ctx.events.close()
+
+
 def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """The one shared outbound client. It never follows a redirect, so a key never reaches another host.
     ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it."""
@@ -109,10 +139,22 @@ def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None =
     )
 
 
+def start_workers(ctx: Context) -> None:
+    """The scheduler (off until switched on: each tick only reads its setting) and the onboarding
+    worker (which resumes a queue a restart left), in the background task group, as typed fields
+    of the context (``ctx.scheduler``, ``ctx.onboarding``) for the admin API to reach."""
+    scheduler = Scheduler(ctx, tick=ctx.settings.scheduler_tick)
+    onboarding = Onboarding(ctx)
+    ctx.scheduler, ctx.onboarding = scheduler, onboarding
+    ctx.tg.start_soon(scheduler.run_forever)
+    ctx.tg.start_soon(onboarding.run_forever)
+
+
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
-               upstream_transport: httpx.AsyncBaseTransport | None = None) -> Starlette:
+               upstream_transport: httpx.AsyncBaseTransport | None = None, clock: Clock | None = None) -> Starlette:
     """The app. Test seams: ``route_tuning`` replaces route mode's timings from Settings (tests fix
-    its odds); ``upstream_transport`` replaces the network for every upstream call."""
+    its odds); ``upstream_transport`` replaces the network for every upstream call; ``clock`` the
+    wall clock of the health jobs, the scheduler and the onboarding queue (a test moves it by hand)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -124,17 +166,22 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             db = await stack.enter_async_context(Database(settings.db_path))
             http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
+            feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning)
+            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning,
+                          events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx
+            tg.start_soon(feed.run)
             app.state.mcp_http = None
             app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
             from benchwarmers_mcp.suite import runner as suite_runner
 
             await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
+            start_workers(ctx)
             try:
                 yield
             finally:
+                feed.close()
                 tg.cancel_scope.cancel()
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -1,10 +1,17 @@
 """What the faces hand the engine: the app's ``Context`` (settings, the store, the model caller, the
-background task group in which panels run, so a caller that hangs up never stops a panel) and,
-per request, the caller's ``Access`` (who asks, which collections they may use).
+background task group in which panels run, so a caller that hangs up never stops a panel, and the
+live feed of the store's events) and, per request, the caller's ``Access`` (who asks, which
+collections they may use).
 
-The ground floor: this module imports nothing above ``store``, ``messages``, ``errors`` and
-``settings``. What it needs from higher floors it names as small Protocols (``Caller``,
-``KeyRing``), which ``upstream`` satisfies.
+The ground floor: this module imports nothing above ``store``, ``messages``, ``errors``,
+``settings`` and ``clock``. What it needs from higher floors it names as small Protocols
+(``Caller``, ``KeyRing``, ``Scheduling``, ``Onboarder``), which ``upstream``, ``scheduler`` and
+``health.onboarding`` satisfy.
+
+The per-app services beyond the store and the caller: ``clock`` (the wall clock the health jobs,
+the scheduler and the alerts read; ``create_app(settings, clock=...)`` is the test seam), and the
+background workers the lifespan starts, ``scheduler`` and ``onboarding`` (None until it has, and in
+a context a test builds by hand).
 
 Closed by default: every engine entry point that serves a caller takes an ``Access`` with no
 default (``require_access`` refuses anything else), and an ``Access`` states its scope outright
@@ -15,18 +22,20 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import httpx
 from anyio.abc import TaskGroup
 
+from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.errors import BenchError, Forbidden
 from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import limits as limit_store
+from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.store.models import ModelRecord
 
 
@@ -38,6 +47,7 @@ class CallInfo:
     purpose: str = ""
     key_name: str = "local"
     retries: int | None = None  # None: the pacing policy's; route mode sets 0 when a next member waits
+    past_pause: bool = False  # sent even while its connection is paused (health's one confirming call)
 
 
 class Caller(Protocol):
@@ -47,7 +57,7 @@ class Caller(Protocol):
                        info: CallInfo = ...) -> Answer: ...
 
     def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-               info: CallInfo = ...) -> AsyncIterator[StreamEvent]: ...
+               info: CallInfo = ...) -> AsyncGenerator[StreamEvent, None]: ...
 
 
 class KeyRing(Protocol):
@@ -58,6 +68,26 @@ class KeyRing(Protocol):
     def source(self, name: str) -> str | None: ...
     def set(self, name: str, value: str) -> None: ...
     def delete(self, name: str) -> None: ...
+
+
+class Scheduling(Protocol):
+    """The scheduler as the faces use it (``scheduler.Scheduler``): its overview, a change of its
+    setting, a job run now and waited for. Answers are the admin API's (``GET /api/scheduler``)."""
+
+    async def overview(self) -> dict[str, Any]: ...
+
+    async def configure(self, *, mode: str | None = None, off: list[str] | None = None,
+                        on: list[str] | None = None, times: dict[str, str | None] | None = None) -> dict[str, Any]: ...
+
+    async def run_now(self, name: str) -> int: ...
+
+    async def wait(self, run_id: int) -> dict[str, Any] | None: ...
+
+
+class Onboarder(Protocol):
+    """The onboarding queue's worker (``health.onboarding.Onboarding``): told when items were queued."""
+
+    def kick(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -122,11 +152,15 @@ class Context:
     caller: Caller
     tg: TaskGroup
     route_tuning: RouteTuning | None = None  # None: the timings in Settings
+    events: Feed | None = None  # the live feed the dashboard streams (set in the app's lifespan)
+    clock: Clock = field(default_factory=SystemClock)
+    scheduler: Scheduling | None = None  # set by the app's lifespan
+    onboarding: Onboarder | None = None  # set by the app's lifespan
 
     async def resting(self) -> frozenset[str]:
         """Aliases resting now: after a rate limit or failures, or on a paused connection."""
         return frozenset(await limit_store.resting_aliases(self.db, time.time()))
 
 
-__all__ = ["Access", "CallInfo", "Caller", "Context", "KeyRing", "RouteTuning", "bare_collection",
-           "require_access"]
+__all__ = ["Access", "CallInfo", "Caller", "Context", "KeyRing", "Onboarder", "RouteTuning", "Scheduling",
+           "bare_collection", "require_access"]

@@ -13,6 +13,11 @@ HTTP client) and the guard read the table without loading a handler. A handler i
 ``"module:attribute"`` string that the app imports on the route's first request, so a dialect or
 the MCP server costs nothing at start-up until something calls it.
 
+The dashboard's pages are one entry (``PAGES``, ``/{page:page}``): its ``page`` parameter kind
+(``CONVERTORS``, registered with Starlette by ``app.mount``) is the root or one segment that no
+other route and no gateway area begins with, so it hides nothing, and the web registry answers
+whichever pages exist: a new page adds no line here.
+
 A path no route matches is ``admin``: closed by default. Only inside a gateway area (``AREAS``:
 ``/v1``, ``/v1beta``, ``/bench``, ``/models``) is it a gateway path, so a client's typo is judged by
 its gateway key and answered 404 in its own shape.
@@ -37,6 +42,7 @@ RENDERERS = {
     "gemini": "benchwarmers_mcp.gateway.gemini",
     "ollama": "benchwarmers_mcp.gateway.ollama",
     "mcp": "benchwarmers_mcp.mcp.server",
+    "page": "benchwarmers_mcp.web.refusal",  # the dashboard's pages: no login, a 303 to /login
 }
 MODELS = "models"
 DEFAULT_SHAPE = "openai"
@@ -44,6 +50,9 @@ DEFAULT_SHAPE = "openai"
 AREAS = {"/v1": "openai", "/v1beta": "gemini", "/bench": "openai", "/models": "openai"}
 
 _PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
+# Parameter kinds beyond Starlette's own, as regexes (``app.mount`` registers each with Starlette,
+# so the router and this table match the same paths). Filled below, once the table's paths are known.
+CONVERTORS: dict[str, str] = {}
 
 
 def normal_path(path: str) -> str:
@@ -58,7 +67,9 @@ def _pattern(path: str) -> re.Pattern[str]:
     """Starlette's path syntax as a regex: ``{name}`` is one segment, ``{name:path}`` the rest."""
     out, at = "", 0
     for param in _PARAM.finditer(path):
-        out += re.escape(path[at:param.start()]) + (".*" if param.group(2) == "path" else "[^/]+")
+        kind = param.group(2)
+        regex = ".*" if kind == "path" else "[^/]+" if kind in (None, "str") else CONVERTORS[kind]
+        out += re.escape(path[at:param.start()]) + regex
         at = param.end()
     return re.compile(out + re.escape(path[at:]))
 
@@ -85,11 +96,14 @@ GET, POST, POST_DELETE = ("GET",), ("POST",), ("POST", "DELETE")
 GW = "benchwarmers_mcp.gateway."
 ADMIN = "benchwarmers_mcp.admin."
 MCP = "benchwarmers_mcp.mcp.server:"
+WEB = "benchwarmers_mcp.web."
 SUITE = "benchwarmers_mcp.admin.suite:"
+HEALTH = "benchwarmers_mcp.admin.health:"
 
-TABLE: tuple[Entry, ...] = (
+_ROUTES: tuple[Entry, ...] = (
     Entry("/health", GET, "benchwarmers_mcp.app:health", "open", "openai"),
     Entry("/login", POST, ADMIN + "access:login", "open", "openai"),
+    Entry("/login", GET, WEB + "site:login_page", "open", "openai"),
     Entry("/logout", POST, ADMIN + "access:logout", "open", "openai"),
     # OpenAI chat and its shared model list
     Entry("/v1/chat/completions", POST, GW + "openai_chat:chat_completions", "gateway", "openai"),
@@ -152,6 +166,21 @@ TABLE: tuple[Entry, ...] = (
     Entry("/api/limits", GET, ADMIN + "limits:get_limits", "admin", "openai"),
     Entry("/api/limits", POST, ADMIN + "limits:post_limits", "admin", "openai"),
     Entry("/api/limits/resume", POST, ADMIN + "limits:post_resume", "admin", "openai"),
+    # health: alerts ("action needed"), each model's health, probes now, one retry, a held
+    # connection's "Retire all"; the scheduler; the onboarding queue
+    Entry("/api/alerts", GET, HEALTH + "get_alerts", "admin", "openai"),
+    Entry("/api/alerts/dismiss", POST, HEALTH + "dismiss_alert", "admin", "openai"),
+    Entry("/api/health", GET, HEALTH + "get_health", "admin", "openai"),
+    Entry("/api/probe", POST, HEALTH + "post_probe", "admin", "openai"),
+    Entry("/api/model/retry", POST, HEALTH + "post_retry", "admin", "openai"),
+    Entry("/api/health/retire-all", POST, HEALTH + "post_retire_all", "admin", "openai"),
+    Entry("/api/scheduler", GET, ADMIN + "scheduler:get_scheduler", "admin", "openai"),
+    Entry("/api/scheduler", POST, ADMIN + "scheduler:post_scheduler", "admin", "openai"),
+    Entry("/api/scheduler/run", POST, ADMIN + "scheduler:post_run", "admin", "openai"),
+    Entry("/api/onboarding", GET, ADMIN + "onboarding:get_queue", "admin", "openai"),
+    Entry("/api/onboarding", POST, ADMIN + "onboarding:post_batch", "admin", "openai"),
+    Entry("/api/onboarding/stop", POST, ADMIN + "onboarding:post_stop", "admin", "openai"),
+    Entry("/api/onboarding/clear", POST, ADMIN + "onboarding:post_clear", "admin", "openai"),
     # the catalog: its state, a refresh, Discover, one model's facts, dismissing a candidate
     Entry("/api/catalog", GET, ADMIN + "catalog:catalog_status", "admin", "openai"),
     Entry("/api/catalog/refresh", POST, ADMIN + "catalog:catalog_refresh", "admin", "openai"),
@@ -176,7 +205,34 @@ TABLE: tuple[Entry, ...] = (
     Entry("/api/suite/scores", GET, SUITE + "scores", "admin", "openai"),
     Entry("/api/suite/answers", GET, SUITE + "answers", "admin", "openai"),
     Entry("/api/suite/board", GET, SUITE + "board", "admin", "openai"),
+    # the admin API the dashboard added (any client of /api may use it)
+    Entry("/api/ask", POST, ADMIN + "ask:ask", "admin", "openai"),
+    Entry("/api/events", GET, ADMIN + "events:stream", "admin", "openai"),
+    Entry("/api/verdict", POST, ADMIN + "verdicts:post_verdict", "admin", "openai"),
+    Entry("/api/logs", GET, ADMIN + "logs:get_logs", "admin", "openai"),
+    Entry("/api/stats/usage", GET, ADMIN + "stats:usage", "admin", "openai"),
+    Entry("/api/stats/helped", GET, ADMIN + "stats:helped", "admin", "openai"),
+    Entry("/api/endpoint/try", POST, ADMIN + "trial:try_endpoint", "admin", "openai"),
+    Entry("/api/endpoint/default", GET, ADMIN + "trial:get_default", "admin", "openai"),
+    Entry("/api/endpoint/default", POST, ADMIN + "trial:set_default", "admin", "openai"),
+    # the dashboard's files: open, as the login page needs its stylesheet
+    Entry("/static/{rest:path}", GET, WEB + "site:static", "open", "page"),
 )
+
+
+def page_segment(table: tuple[Entry, ...]) -> str:
+    """The ``page`` parameter: empty (the root) or one segment that begins no path of ``table`` and
+    no gateway area, so the one entry for every page hides no route and no area."""
+    taken = sorted({e.literal.split("/")[1] for e in table if e.literal != "/"} | {a.strip("/") for a in AREAS})
+    return "(?:(?!(?:" + "|".join(map(re.escape, taken)) + ")$)[^/]+)?"
+
+
+CONVERTORS["page"] = page_segment(_ROUTES)
+# The dashboard: every page of its registry (``web/pages/``) on one entry, so a new page is a module
+# and a template and nothing here. Its errors are the ``page`` shape's: without a login, a 303 to
+# ``/login`` that comes back after it.
+PAGES = Entry("/{page:page}", GET, WEB + "site:page", "admin", "page")
+TABLE: tuple[Entry, ...] = (*_ROUTES, PAGES)
 
 
 def table_problems(table: tuple[Entry, ...]) -> list[str]:
@@ -252,12 +308,18 @@ def is_admin_path(path: str) -> bool:
     return access_class(path.split("?", 1)[0]) == "admin"
 
 
+def is_page(path: str) -> bool:
+    """Whether a path is one the dashboard's page entry answers (``web/registry.py`` checks each page)."""
+    return find(path) is PAGES
+
+
 def listing() -> str:
     """The routes as a 404 names them: every gateway and open path, then the admin areas."""
     shown = dict.fromkeys(_PARAM.sub("...", normal_path(e.path)) for e in TABLE if e.access != "admin")
-    admin = dict.fromkeys(f"/{e.literal.split('/')[1]}/..." for e in TABLE if e.access == "admin")
+    admin = dict.fromkeys(f"/{e.literal.split('/')[1]}/..." for e in TABLE if e.access == "admin" and e is not PAGES)
     return f"{', '.join(shown)} and {', '.join(admin)} (admin)"
 
 
-__all__ = ["ACCESS_CLASSES", "AREAS", "TABLE", "AccessClass", "Entry", "access_class", "find", "is_admin_path",
-           "listing", "normal_path", "shape_of", "table_problems", "takes_query_key"]
+__all__ = ["ACCESS_CLASSES", "AREAS", "CONVERTORS", "PAGES", "TABLE", "AccessClass", "Entry", "access_class", "find",
+           "is_admin_path", "is_page", "listing", "normal_path", "page_segment", "shape_of", "table_problems",
+           "takes_query_key"]

@@ -70,6 +70,7 @@ class Settings:
     catalog_openrouter_url: str = "https://openrouter.ai/api/v1/models"
     catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
     catalog_timeout: float = 60.0
+    scheduler_tick: float = 30.0  # how often the scheduler looks at its setting and the clock
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -94,6 +95,7 @@ class Settings:
             catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
                                            "https://openrouter.ai/api/v1/models").strip(),
             catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
+            scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
             env_keys=keys,
         )
         return replace(settings, **overrides) if overrides else settings

@@ -56,11 +56,19 @@ def bench(capsys: pytest.CaptureFixture[str], base: str, net: Loopback, *argv: s
     return code, out, err
 
 
-def test_discover_add_and_the_facts_of_the_model(server: str, capsys: pytest.CaptureFixture[str], net: Loopback) -> None:
+def test_discover_add_and_the_facts_of_the_model(server: str, capsys: pytest.CaptureFixture[str], net: Loopback,
+                                                 fakes: tuple[FakeProvider, FakeFeeds]) -> None:
     code, out, err = bench(capsys, server, net, "discover", "--find", GROQ_MODEL, "--provider", "groq")
     assert code == 0 and f"groq/{GROQ_MODEL}" in out and "connected" in out and "bench discover add" in err
-    code, out, _ = bench(capsys, server, net, "discover", "add", f"groq/{GROQ_MODEL}")
-    assert code == 0 and f"registered {GROQ_MODEL}" in out and "(llama-3.3-70b-versatile on groq, direct)" in out
+    # through the onboarding queue, followed step by step (--quick: the suite is left to its passes)
+    code, out, _ = bench(capsys, server, net, "discover", "add", f"groq/{GROQ_MODEL}", "--quick", "--wait")
+    assert code == 0 and f"[3/5] {GROQ_MODEL}: ok" in out and f"[4/5] {GROQ_MODEL}: ok - answered" in out
+    assert out.rstrip().endswith(f"{GROQ_MODEL}: done")
+    code, _, err = bench(capsys, server, net, "discover", "add", f"groq/{GROQ_MODEL}", "--now")
+    assert code == 1 and "already on the bench" in err
+    fakes[0].listed.extend(listed("qwen/qwen3-32b"))
+    code, out, _ = bench(capsys, server, net, "discover", "add", "groq/qwen/qwen3-32b", "--now")  # at once
+    assert code == 0 and "registered qwen3-32b (qwen/qwen3-32b on groq, direct)" in out
     code, out, _ = bench(capsys, server, net, "discover", "--find", GROQ_MODEL, "--provider", "groq")
     assert f"as {GROQ_MODEL}" in out
 

@@ -24,6 +24,7 @@ from tests.catalog.kit import (
     post,
     register,
 )
+from tests.kits.health import onboarded
 
 pytestmark = pytest.mark.anyio
 GROQ_MODEL = "llama-3.3-70b-versatile"
@@ -122,9 +123,15 @@ async def test_adding_from_discover(settings: Settings, monkeypatch: pytest.Monk
         assert nowhere.status_code == 400
         assert "bench endpoint add groq --base https://api.groq.com/openai/v1" in nowhere.json()["error"]["message"]
         await add_endpoint(api, "groq", "https://api.groq.com/openai/v1")
-        added = await post(api, "/api/discover/add", {"model": f"groq/{GROQ_MODEL}"}, 201)
+        added = await post(api, "/api/discover/add", {"model": f"groq/{GROQ_MODEL}", "mode": "quick"}, 202)
         assert (added["endpoint"], added["served"], added["via"]) == ("groq", GROQ_MODEL, "direct")
-        assert added["model"]["facts"]["context_window"]["source"] == "catalog"
+        assert added["item"]["served"] == GROQ_MODEL and added["item"]["mode"] == "quick"
+        queued = await api.post("/api/discover/add", json={"model": f"groq/{GROQ_MODEL}"})
+        assert queued.status_code == 400 and "already queued" in queued.json()["error"]["message"]
+        done = await onboarded(api, added["queued"])
+        assert done["state"] == "done" and done["alias"] == GROQ_MODEL, done
+        facts = (await api.get("/api/model/facts", params={"alias": GROQ_MODEL})).json()
+        assert facts["facts"]["context_window"]["source"] == "catalog"  # the one registration: the catalog's facts
         again = await api.post("/api/discover/add", json={"model": f"groq/{GROQ_MODEL}"})
         assert again.status_code == 400 and "already on the bench" in again.json()["error"]["message"]
         unlisted = await api.post("/api/discover/add", json={"model": "groq/llama-3.1-8b-instant"})
@@ -132,8 +139,9 @@ async def test_adding_from_discover(settings: Settings, monkeypatch: pytest.Monk
         unknown = await api.post("/api/discover/add", json={"model": "groq/no-such-model-anywhere"})
         assert unknown.status_code == 404
         named = await post(api, "/api/discover/add", {"model": "groq/qwen/qwen3-32b", "endpoint": "groq",
-                                                      "alias": "qwen-fast"}, 201)
+                                                      "alias": "qwen-fast", "now": True}, 201)
         assert named["model"]["alias"] == "qwen-fast" and named["served"] == "qwen/qwen3-32b"
+        assert named["model"]["facts"]["context_window"]["source"] == "catalog"
     assert outbound.blocked == []
 
 
@@ -174,7 +182,7 @@ async def test_add_through_an_endpoint_whose_listing_does_not_answer(
     outbound = Outbound({"api.groq.com": groq.app("/openai/v1")})
     async with gateway(settings, outbound, monkeypatch) as api:
         await add_endpoint(api, "groq", "https://api.groq.com/openai/v1")
-        added = await post(api, "/api/discover/add", {"model": f"groq/{GROQ_MODEL}"}, 201)
+        added = await post(api, "/api/discover/add", {"model": f"groq/{GROQ_MODEL}", "now": True}, 201)
     assert added["served"] == GROQ_MODEL and added["model"]["facts"]["context_window"]["source"] == "catalog"
     assert "did not answer its listing (no whole answer within 0.2 s)" in added["note"]
     assert groq.listings == 1

@@ -34,6 +34,7 @@ class Call:
     tokens_in: int = 0
     tokens_out: int = 0
     status: int = 200
+    at: float = field(default_factory=time.time)  # when it arrived (its body read), by the fake's own clock
 
 
 @dataclass

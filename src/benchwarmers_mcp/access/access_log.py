@@ -3,7 +3,8 @@ who, time taken.
 
 It never holds a query string (a Gemini ``?key=`` lives there), a header, a body or a prompt.
 Even the path is masked: anything shaped like a gateway key, and the admin token, are cut out,
-and characters that could forge a log line are escaped.
+and characters that could forge a log line are escaped. A health check that succeeds gets no
+line: a container probes it every few seconds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from urllib.parse import quote
 KEYISH = re.compile(r"bwk_[A-Za-z0-9_-]*")
 MAX_PATH = 200
 LOGGER = "benchwarmers.access"
+# Answered without a line when they succeed (a refusal still gets one).
+QUIET = frozenset({"/health"})
 
 
 def to_stderr() -> None:
@@ -50,5 +53,7 @@ class AccessLog:
         return f"{stamp} {verb} {self.clean_path(path)} {status} {who} {seconds * 1000:.0f}ms"
 
     def write(self, method: str, path: str, status: int, who: str, seconds: float) -> None:
+        if path in QUIET and status < 400:
+            return  # a container's health check every few seconds would bury every other line
         if self._log.isEnabledFor(logging.INFO):
             self._log.info(self.line(method, path, status, who, seconds))

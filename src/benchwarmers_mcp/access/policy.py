@@ -8,7 +8,7 @@ Authentication is decided by the route, never by what a request carries. The rou
   (``BENCHWARMERS_REQUIRE_KEYS`` or an admin token);
 - **admin** routes (the admin API, the dashboard, and any path no route matches) take the login
   cookie or the admin token as Bearer when ``BENCHWARMERS_ADMIN_TOKEN`` is set;
-- **open** routes (``/health``, ``/login``, ``/logout``) take nothing.
+- **open** routes (``/health``, ``/login``, ``/logout``, the dashboard's ``/static/`` files) take nothing.
 
 Every request, whatever its class, passes the Host allow-list and, when it writes, the
 same-origin JSON checks (guard.py).

@@ -4,7 +4,7 @@ facts with their sources, and dismissing a candidate.
     GET  /api/catalog              where the catalog's data comes from, each feed's last refresh
     POST /api/catalog/refresh      fetch the feeds now (the only way, besides the catalog job)
     GET  /api/discover             ?free=1&new=1&find=&reach=&provider=&limit=&offset=
-    POST /api/discover/add         {model: "provider/model", endpoint?, alias?, role?}
+    POST /api/discover/add         {model: "provider/model", endpoint?, alias?, role?, mode?, now?}
     GET  /api/model/facts          ?alias=
     POST /api/candidates/dismiss   {key: "served@endpoint", undo?}
 
@@ -25,13 +25,16 @@ from benchwarmers_mcp.admin import models as admin_models
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok, query_flag
 from benchwarmers_mcp.catalog import discover, merge
 from benchwarmers_mcp.catalog.discover import AddPlan, Filters
+from benchwarmers_mcp.catalog.registration import register_new
 from benchwarmers_mcp.catalog.sync import ensure_current, listing_within, note_seen, refresh_all, status
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.health import onboarding
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import onboarding as onboarding_store
 from benchwarmers_mcp.upstream.listing import Listing
 
 MAX_ROWS = 5000
@@ -42,7 +45,9 @@ class AddIn(Strict):
     model: str = Field(min_length=3, max_length=300)
     endpoint: str | None = Field(None, min_length=1, max_length=64)
     alias: str | None = Field(None, max_length=64)
-    role: str = "general"
+    role: str | None = None
+    mode: str = "full"  # the onboarding queue's: full, quick or quick-adhoc
+    now: bool = False  # register at once instead (no probe, no suite)
 
 
 class DismissIn(Strict):
@@ -99,7 +104,7 @@ async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, 
     listed, problem = await listing_within(ctx, plan.endpoint, ADD_LISTING_TIMEOUT)
     if listed is None:
         return plan.served, Listing([]), (f"{plan.endpoint.name} did not answer its listing ({problem}); "
-                                          "registered as planned")
+                                          "the catalog's name is used as planned")
     if not listed.names:
         return plan.served, listed, None
     served = discover.resolve_listed(plan.served, listed.names)
@@ -110,28 +115,35 @@ async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, 
     return served, listed, None
 
 
-async def onboard(ctx: Context, endpoint: str, served: str, *, alias: str | None = None, role: str = "general",
-                  listed: Listing | None = None) -> dict[str, Any]:
-    """The one place Discover hands a model on. Today it registers it directly, through the same
-    function as ``POST /api/model/register``; the onboarding queue takes this place when it exists."""
-    body = admin_models.RegisterIn(served=served, endpoint=endpoint, alias=alias, role=role)
-    record = await admin_models.register_new(ctx, body, listed)
-    return {"model": await admin_models.described(ctx, record)}
+async def onboard(ctx: Context, endpoint: str, served: str, *, alias: str | None = None, role: str | None = None,
+                  mode: str = "full", now: bool = False, listed: Listing | None = None) -> dict[str, Any]:
+    """The one place Discover hands a model on: to the onboarding queue (checked, registered with
+    the catalog's facts, probed, and for ``full`` the suite), or with ``now`` registered at once
+    through the same registration (``catalog.registration.register_new``)."""
+    if now:
+        record = await register_new(ctx, served, endpoint, alias=alias, role=role or "general", listed=listed)
+        return {"model": await admin_models.described(ctx, record)}
+    [queued] = await onboarding.enqueue(ctx, [{"served": served, "endpoint": endpoint, "mode": mode, "alias": alias,
+                                              "role": role}])
+    item = await onboarding_store.get(ctx.db, queued)
+    return {"queued": queued, "item": onboarding.describe(item) if item else None}
 
 
 @admin
 async def discover_add(request: Request) -> Response:
-    """Register a catalog model through an endpoint that can serve it (named, or the best one)."""
+    """Bring a catalog model on through an endpoint that can serve it (named, or the best one): to
+    the onboarding queue (202), or registered at once with ``now`` (201)."""
     ctx = ctx_of(request)
     body = await body_as(request, AddIn, "add")
     catalog = await ensure_current(ctx)
     plan = discover.plan_add(catalog, await endpoint_store.list_all(ctx.db), body.model, body.endpoint)
     served, listed, note = await _served_as_listed(ctx, plan)
-    out = await onboard(ctx, plan.endpoint.name, served, alias=body.alias, role=body.role, listed=listed)
+    out = await onboard(ctx, plan.endpoint.name, served, alias=body.alias, role=body.role, mode=body.mode,
+                        now=body.now, listed=listed)
     out.update(entry=plan.entry.key, endpoint=plan.endpoint.name, served=served, via=plan.via)
     if note:
         out["note"] = note
-    return ok(out, 201)
+    return ok(out, 201 if body.now else 202)
 
 
 @admin

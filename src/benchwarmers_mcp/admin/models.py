@@ -17,7 +17,8 @@ from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.catalog import merge
-from benchwarmers_mcp.catalog.sync import ensure_current, layers_for_new
+from benchwarmers_mcp.catalog.registration import register_new
+from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import calls, verdicts
@@ -26,8 +27,7 @@ from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.facts import FactRow
-from benchwarmers_mcp.store.models import ModelRecord, family_of
-from benchwarmers_mcp.upstream.listing import Listing
+from benchwarmers_mcp.store.models import ModelRecord
 
 SERVED = r"^[^\s\x00-\x1f]{1,200}$"
 Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
@@ -116,36 +116,15 @@ async def list_models(request: Request) -> Response:
     return ok({"models": [describe(m, counts[m.alias], resting, known[m.alias]) for m in chosen]})
 
 
-async def _check_new(ctx: Context, body: RegisterIn) -> None:
-    await endpoint_store.get(ctx.db, body.endpoint)
-    for m in await model_store.list_all(ctx.db):
-        if m.endpoint == body.endpoint and m.served == body.served:
-            if m.retired:
-                raise BadRequest(f"{body.served} on {body.endpoint} was retired as {m.alias!r}; bring it back "
-                                 f"with `bench model restore {m.alias}`")
-            raise BadRequest(f"{body.served} on {body.endpoint} is already on the bench as {m.alias!r}")
-
-
-async def register_new(ctx: Context, body: RegisterIn, listed: Listing | None = None) -> ModelRecord:
-    """Register a served name on an endpoint: what ``POST /api/model/register`` and Discover's "add"
-    do. What the body says about the model is the user's; the catalog's and the endpoint listing's
-    facts come with it, each with its source (``listed``: the endpoint's listing, when just read)."""
-    await _check_new(ctx, body)
-    endpoint = await endpoint_store.get(ctx.db, body.endpoint)
-    alias = body.alias if body.alias else await model_store.unique_alias(ctx.db, body.served)
-    record = ModelRecord(alias, body.served, body.endpoint, family_of(body.served), role=body.role, ad_hoc=body.ad_hoc,
-                         vision=body.vision, tools=body.tools, context_window=body.context_window,
-                         max_output=body.max_output)
-    await model_store.check_new(ctx.db, record)  # refused before the listing is asked
-    return await model_store.register(ctx.db, record, await layers_for_new(ctx, endpoint, body.served, listed))
-
-
 @admin
 async def register(request: Request) -> Response:
-    """Register a served name on an endpoint; the alias is derived from it unless one is given."""
+    """Register a served name on an endpoint, through the one registration
+    (``catalog.registration.register_new``); the alias is derived from it unless one is given."""
     ctx = ctx_of(request)
     body = await body_as(request, RegisterIn, "registration")
-    record = await register_new(ctx, body)
+    record = await register_new(ctx, body.served, body.endpoint, alias=body.alias, role=body.role, ad_hoc=body.ad_hoc,
+                                vision=body.vision, tools=body.tools, context_window=body.context_window,
+                                max_output=body.max_output)
     return ok({"model": await described(ctx, record)}, 201)
 
 
@@ -173,19 +152,35 @@ async def retire(request: Request) -> Response:
     current = await model_store.get(ctx.db, body.alias)
     if current.retired:
         raise BadRequest(f"{body.alias} is already retired ({current.retired_why})")
-    record = await model_store.retire(ctx.db, body.alias, body.reason.strip())
+    record = await model_store.retire(ctx.db, body.alias, body.reason.strip(), now=ctx.clock.now())
     return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
+
+
+async def restore_model(ctx: Context, alias: str) -> tuple[ModelRecord, list[str]]:
+    """Restore a retired model and the collections it left (those that still exist and have room).
+    Refused when its endpoint is gone or its served name is on the bench again under another alias."""
+    current = await model_store.get(ctx.db, alias)
+    if not current.retired:
+        raise BadRequest(f"{alias} is not retired")
+    if await found(endpoint_store.get(ctx.db, current.endpoint)) is None:
+        raise BadRequest(f"{alias}'s endpoint {current.endpoint!r} is gone; add it again first "
+                         f"(`bench endpoint add {current.endpoint} --base URL`)")
+    again = [m.alias for m in await model_store.list_all(ctx.db, include_retired=False)
+             if m.endpoint == current.endpoint and m.served == current.served]
+    if again:
+        raise BadRequest(f"{current.served} on {current.endpoint} is on the bench again as {again[0]!r}; "
+                         f"retire that one first to restore {alias}")
+    limits = await collection_store.gateway_settings(ctx.db)
+    record = await model_store.restore(ctx.db, alias, max_members=limits.max_calls, now=ctx.clock.now())
+    last = await model_store.last_retirement(ctx.db, alias)
+    return record, list((last or {}).get("restored_to") or [])
 
 
 @admin
 async def restore(request: Request) -> Response:
+    """Bring a retired model back, into the collections auto-retire took it out of."""
     ctx = ctx_of(request)
     body = await body_as(request, AliasIn, "restore")
-    current = await model_store.get(ctx.db, body.alias)
-    if not current.retired:
-        raise BadRequest(f"{body.alias} is not retired")
-    if await found(endpoint_store.get(ctx.db, current.endpoint)) is None:
-        raise BadRequest(f"{body.alias}'s endpoint {current.endpoint!r} is gone; add it again first "
-                         f"(`bench endpoint add {current.endpoint} --base URL`)")
-    record = await model_store.restore(ctx.db, body.alias)
-    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
+    record, back = await restore_model(ctx, body.alias)
+    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias),
+               "rejoined": back})

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.catalog import data
+from benchwarmers_mcp.catalog import data, paid
 from benchwarmers_mcp.catalog.data import Catalog
 from benchwarmers_mcp.catalog.feeds import READERS, FeedError, feed_urls, fetch_json
 from benchwarmers_mcp.catalog.merge import catalog_layers, listing_layer
@@ -136,7 +136,9 @@ async def _refresh_feed(ctx: Context, name: str, url: str) -> dict[str, Any]:
 
 async def refresh_all(ctx: Context) -> dict[str, Any]:
     """Fetch every feed with a URL (in parallel), derive every model's facts again, re-read the
-    listings of the endpoints in use. A feed that fails keeps its last good copy."""
+    listings of the endpoints in use. A feed that fails keeps its last good copy. A free model that
+    is priced now raises a "went paid" alert (``catalog/paid.py``); one free again clears it."""
+    before = await paid.prices(ctx)
     results: list[dict[str, Any]] = []
 
     async def one(name: str, url: str) -> None:
@@ -149,9 +151,10 @@ async def refresh_all(ctx: Context) -> dict[str, Any]:
     derived = await rederive(ctx, catalog)
     listings = await _refresh_listings(ctx)
     await note_seen(ctx, catalog)
+    alerts = await paid.settle(ctx, before)
     order = list(data.FEEDS)
     return {"feeds": sorted(results, key=lambda r: order.index(r["feed"])), "version": catalog.version,
-            "entries": len(catalog.index.entries), "models": derived, "listings": listings}
+            "entries": len(catalog.index.entries), "models": derived, "listings": listings, **alerts}
 
 
 async def status(ctx: Context) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import anyio
 import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_models, cmd_suite
+from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_health, cmd_models, cmd_suite
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_admin(b, sub)
     cmd_catalog.add_commands(b, sub)
     cmd_suite.register(b, sub)
+    cmd_health.add(b, sub)
     return top
 
 
@@ -200,6 +201,7 @@ def add_models(b: Builder, sub: Subparsers) -> None:
               ["bench model restore mercury"], args=("alias",))
     b.command(msub, "facts", cmd_models.model_facts, "every fact known about a model, and where each came from",
               ["bench model facts mercury", "bench model facts mercury --json"], args=("alias",))
+    cmd_health.add_retry(b, msub)
     add_model_changes(b, msub)
 
 
@@ -283,9 +285,11 @@ def add_admin(b: Builder, sub: Subparsers) -> None:
                        args=("name",))
     yes_flag(delete)
 
-    settings = b.command(sub, "settings", cmd_bench.settings, "show or change the gateway settings", [
-        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1"])
-    settings.add_argument("section", nargs="?", choices=("gateway",), help="the settings to change")
+    settings = b.command(sub, "settings", cmd_health.settings, "show or change the gateway and scheduler settings", [
+        "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1",
+        "bench settings scheduler run --off perf", "bench settings scheduler --at availability=04:30"])
+    settings.add_argument("section", nargs="?", choices=("gateway", "scheduler"), help="the settings to change")
+    cmd_health.add_settings(settings)
     settings.add_argument("--max-calls", type=int, help="seats per panel, members included (1 to 10)")
     settings.add_argument("--max-explorers", type=int, help="explorer seats per panel (0 to 2)")
     b.command(sub, "quotas", cmd_bench.quotas, "rate-limit windows per connection, and who is resting",

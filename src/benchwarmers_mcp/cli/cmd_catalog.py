@@ -1,7 +1,8 @@
 """``bench catalog``, ``bench discover`` and ``bench candidates dismiss``: the catalog from a terminal.
 
 The server does the work (``/api/catalog``, ``/api/discover``, ``/api/candidates/dismiss``); these
-commands only ask and print.
+commands only ask and print. ``bench discover add`` hands the model to the onboarding queue (as
+``bench onboard`` does), or registers it at once with ``--now``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from benchwarmers_mcp.cli import cmd_health
 from benchwarmers_mcp.cli.console import note, server_note, show_json
 from benchwarmers_mcp.cli.remote import Remote, UsageError, given
 from benchwarmers_mcp.cli.tables import ago, table, yes_no_unknown
@@ -104,10 +106,22 @@ async def discover(args: argparse.Namespace, remote: Remote) -> int:
 
 
 async def discover_add(args: argparse.Namespace, remote: Remote) -> int:
+    """To the onboarding queue (checked, registered, probed, the suite), or at once with ``--now``."""
     if not args.target:
         raise UsageError("name the model: bench discover add <provider>/<model> (as bench discover lists it)")
-    body = {"model": args.target, **given(endpoint=args.endpoint, alias=args.alias, role=args.role)}
+    mode = "quick-adhoc" if args.ad_hoc else "quick" if args.quick else "full"
+    body = {"model": args.target, "mode": mode, "now": bool(args.now),
+            **given(endpoint=args.endpoint, alias=args.alias, role=args.role)}
     reply = await remote.post("/api/discover/add", body)
+    if "queued" in reply:
+        if args.wait:
+            return await cmd_health.follow(args, remote, [reply["queued"]])
+        if show_json(args, reply):
+            return 0
+        print(f"queued {reply['served']} on {reply['endpoint']} ({reply['via']}, {mode}) from {reply['entry']}")
+        server_note(reply)
+        note("follow it: bench onboarding (or add --wait)")
+        return 0
     if show_json(args, reply):
         return 0
     m = reply["model"]
@@ -140,8 +154,10 @@ def add_commands(b: Any, sub: Any) -> None:
     """``discover`` and ``catalog``; ``b`` is the client's command builder."""
     disc = b.command(sub, "discover", discover, "every model the catalog knows: price, window, tools, reach here", [
         "bench discover --free", "bench discover --new", "bench discover --find qwen --reach connected",
-        "bench discover add groq/llama-3.3-70b-versatile", "bench discover add openai/gpt-4o --endpoint openrouter"])
-    disc.add_argument("action", nargs="?", choices=("add",), help="add: register one through an endpoint that serves it")
+        "bench discover add groq/llama-3.3-70b-versatile --wait", "bench discover add openai/gpt-4o --endpoint openrouter",
+        "bench discover add groq/qwen/qwen3-32b --now"])
+    disc.add_argument("action", nargs="?", choices=("add",),
+                      help="add: onboard one through an endpoint that serves it (the onboarding queue)")
     disc.add_argument("target", nargs="?", metavar="PROVIDER/MODEL", help="with add: the model, as Discover lists it")
     disc.add_argument("--free", action="store_true", help="only free models (no price, :free, or a free tier)")
     disc.add_argument("--new", action="store_true", help="only models first seen here in the last 7 days")
@@ -152,6 +168,10 @@ def add_commands(b: Any, sub: Any) -> None:
     disc.add_argument("--endpoint", help="with add: the endpoint to register it on")
     disc.add_argument("--alias", help="with add: the bench's name for it")
     disc.add_argument("--role", help="with add: general (default), code, light, image, vision or decision")
+    disc.add_argument("--now", action="store_true", help="with add: register at once (no probe, no suite)")
+    disc.add_argument("--quick", action="store_true", help="with add: onboard without the suite now")
+    disc.add_argument("--ad-hoc", action="store_true", help="with add: onboard ad hoc (never probed or scored)")
+    disc.add_argument("--wait", action="store_true", help="with add: show each onboarding step until done")
     _, csub = b.group(sub, "catalog", "the catalog of model facts: where it comes from, and a refresh", [
         "bench catalog status", "bench catalog refresh"])
     b.command(csub, "status", catalog_status, "the catalog's feeds and when each last worked",

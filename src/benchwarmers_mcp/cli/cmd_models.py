@@ -102,7 +102,8 @@ async def candidates(args: argparse.Namespace, remote: Remote) -> int:
     if not rows:
         note("nothing new served" if args.new else "no endpoint serves anything yet")
     elif any(c["status"] == "new" for c in reply["candidates"]):
-        note("register one: bench model register <served name> --endpoint <endpoint> [--alias A]")
+        note("onboard one (checked, registered, probed): bench onboard <served name>@<endpoint> [--quick]; "
+             "or at once: bench model register <served name> --endpoint <endpoint>")
     return 0
 
 
@@ -193,6 +194,8 @@ async def model_restore(args: argparse.Namespace, remote: Remote) -> int:
     if show_json(args, reply):
         return 0
     print(f"restored {args.alias} ({reply['model']['status']})")
+    if reply.get("rejoined"):
+        note(f"back in: {', '.join(reply['rejoined'])}")
     return 0
 
 

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import copy
+import logging
 import signal
+import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+
+# Seconds a stopping server gives the requests still open (a panel's streamed answers) before it
+# cancels them: enough for the seats of a panel under way to land, short of systemd's 90 s before
+# it kills (Docker's default is 10 s: a container that should let answers land wants a longer
+# stop timeout).
+SHUTDOWN_GRACE = 30
 
 
 def serve(settings: Settings) -> int:
@@ -24,14 +36,59 @@ def serve(settings: Settings) -> int:
         # One whole line per reason: a container log or a host's log viewer shows each line alone.
         print("\n".join(f"benchwarmers: refusing to start: {p}" for p in problems), file=sys.stderr)
         return 2
-    from benchwarmers_mcp.app import create_app  # after the checks: a refusal never loads the whole app
+    from benchwarmers_mcp.app import closing, create_app  # after the checks: a refusal never loads the app
 
     to_stderr()
+    logs = log_config(settings)
     settings.home.mkdir(parents=True, exist_ok=True)
     print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)
-    uvicorn.run(create_app(settings), host=settings.bind, port=settings.port, log_level="warning",
-                access_log=False, lifespan="on")
-    return 0
+    app = create_app(settings)
+    config = uvicorn.Config(app, host=settings.bind, port=settings.port, log_level="warning", access_log=False,
+                            lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                            log_config=logs)
+    server = Server(config, on_stop=lambda: closing(app))
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return 0 if server.started else 3  # uvicorn's own code for a server that never started
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, which tells the app it is stopping before it waits for open requests: the
+    dashboard's event streams end at once (``app.closing``), so an open browser tab never holds a
+    stopping server. What is still in flight then (a panel's answers) gets ``SHUTDOWN_GRACE``."""
+
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.on_stop()
+        await super().shutdown(sockets)
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """uvicorn's logging, plus a handler for everything else, every handler masking every provider
+    key the key store knows, and the admin token (``KeyMaskFilter``): no record, traceback
+    included, prints one."""
+    from benchwarmers_mcp.access.access_log import LOGGER
+    from benchwarmers_mcp.upstream.keys import KeyStore
+    from benchwarmers_mcp.upstream.masking import KeyMaskFilter
+
+    store = KeyStore(settings.config_dir, settings.env_keys)
+    keys = KeyMaskFilter(lambda: [*store.values(), *([settings.admin_token] if settings.admin_token else [])])
+    for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
+        handler.addFilter(keys)
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["filters"] = {"keys": {"()": lambda: keys}}
+    config["formatters"]["plain"] = {"format": "%(message)s"}
+    config["handlers"]["plain"] = {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
+                                   "formatter": "plain"}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["keys"]
+    config["root"] = {"handlers": ["plain"], "level": "WARNING"}
+    return config
 
 
 def _host(bind: str) -> str:

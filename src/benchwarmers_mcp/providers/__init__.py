@@ -22,7 +22,8 @@ def provider_class(api: str) -> type[Provider]:
     except KeyError:
         raise LookupError(f"no provider for api {api!r}; known: {', '.join(sorted(REGISTRY))}") from None
     module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    found: type[Provider] = getattr(importlib.import_module(module), name)
+    return found
 
 
 def make_provider(api: str, connection: Connection) -> Provider:

@@ -29,11 +29,13 @@ from benchwarmers_mcp.messages import (
 )
 from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import (
+    THINKING_BUDGETS,
     arguments_object,
     arguments_text,
     forced_tool,
     option,
     options_as,
+    reasoning_effort,
     split_data_url,
     stop_list,
 )
@@ -103,6 +105,20 @@ def _map_tool_choice(choice: Any, parallel: bool | None) -> dict[str, Any] | Non
     return mapped
 
 
+def _map_thinking(body: dict[str, Any], effort: str | None) -> None:
+    """No ``thinking`` unless asked ("none"/"minimal" send nothing: Claude does not think by default).
+    Asked for, a budget is set, ``max_tokens`` grows to hold it and the answer, and the sampling
+    options thinking refuses (temperature, top_k) are left out."""
+    budget = THINKING_BUDGETS.get(effort or "")
+    if budget is None:
+        return
+    body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if body["max_tokens"] <= budget:
+        body["max_tokens"] += budget
+    body.pop("temperature", None)
+    body.pop("top_k", None)
+
+
 def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": request.model,
@@ -112,6 +128,7 @@ def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
     if request.system:
         body["system"] = request.system
     body.update(options_as(request, SAMPLING))
+    _map_thinking(body, reasoning_effort(request))
     stops = stop_list(option(request, "stop"))
     if stops:
         body["stop_sequences"] = stops

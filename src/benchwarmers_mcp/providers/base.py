@@ -85,12 +85,25 @@ def error_message(body: Any) -> str:
     return text.strip()[:500]
 
 
+def prefixed(prefix: str, text: str) -> str:
+    """``prefix: text``, said once: a text that already starts so (an upstream that is itself a
+    gateway, an error reported again) is not wrapped a second time."""
+    head = prefix + ":"
+    while text.startswith(head):
+        text = text[len(head):].lstrip()
+    return f"{head} {text}"
+
+
 def error_for_status(status: int, headers: httpx.Headers, body: Any) -> ProviderError:
     """Map an upstream HTTP status to the error tree (statuses, never message matching); ``body``
-    as ``error_message`` takes it."""
-    message = f"upstream {status}: {error_message(body)}"
-    wait = quota.retry_after(headers, time.time())
+    as ``error_message`` takes it. A 429's wait is the one it states anywhere (a used-up window's
+    reset included), so a window reopening in seconds is retried or rested for those seconds."""
+    message = prefixed(f"upstream {status}", error_message(body))
+    now = time.time()
+    wait = quota.retry_after(headers, now)
     if status == 429:
+        if wait is None:
+            wait = quota.stated_wait(headers, quota.error_envelope(body), message, now)
         return RateLimited(message, upstream_status=status, retry_after=wait)
     if status == 404:
         return ModelGone(message, upstream_status=status)

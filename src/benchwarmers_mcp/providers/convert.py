@@ -83,6 +83,18 @@ def options_as(request: ModelRequest, names: Iterable[tuple[str, str]]) -> dict[
     return {theirs: value for theirs, value in found if value is not None}
 
 
+# ``reasoning_effort`` (OpenAI's name, the canonical option): "none" or "minimal" turn thinking off where
+# an API can, "low" / "medium" / "high" ask for it. APIs that take a budget get these token budgets.
+THINKING_OFF = ("none", "minimal")
+THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+
+
+def reasoning_effort(request: ModelRequest) -> str | None:
+    """The request's reasoning effort, lower case, or None when it sets none."""
+    value = option(request, "reasoning_effort")
+    return str(value).strip().lower() if value is not None else None
+
+
 def forced_tool(choice: Any) -> str | None:
     """The tool an OpenAI-style ``tool_choice`` object names (``{"function": {"name"}}`` or ``{"name"}``)."""
     if not isinstance(choice, dict):

@@ -37,6 +37,8 @@ from benchwarmers_mcp.messages import (
 )
 from benchwarmers_mcp.providers.base import Connection, error_for_status
 from benchwarmers_mcp.providers.convert import (
+    THINKING_BUDGETS,
+    THINKING_OFF,
     arguments_object,
     arguments_text,
     call_id,
@@ -44,6 +46,7 @@ from benchwarmers_mcp.providers.convert import (
     guess_media_type,
     option,
     options_as,
+    reasoning_effort,
     split_data_url,
     stop_list,
     tool_names,
@@ -133,6 +136,11 @@ def _map_generation(request: ModelRequest) -> dict[str, Any]:
     config = options_as(request, GENERATION)
     if stops := stop_list(option(request, "stop")):
         config["stopSequences"] = stops
+    effort = reasoning_effort(request)
+    if effort in THINKING_OFF:
+        config["thinkingConfig"] = {"thinkingBudget": 0}
+    elif effort in THINKING_BUDGETS:
+        config["thinkingConfig"] = {"thinkingBudget": THINKING_BUDGETS[effort], "includeThoughts": True}
     fmt = request.response_format or {}
     if fmt.get("type") in ("json_object", "json_schema"):
         config["responseMimeType"] = "application/json"
@@ -197,7 +205,8 @@ def _check(data: Any, headers: httpx.Headers) -> dict[str, Any]:
         raise UpstreamFailure("upstream sent something that is not a Gemini response")
     error = data.get("error")
     if isinstance(error, dict):
-        status = error.get("code") if isinstance(error.get("code"), int) else 500
+        code = error.get("code")
+        status = code if isinstance(code, int) else 500
         raise error_for_status(status, headers, data)
     return data
 

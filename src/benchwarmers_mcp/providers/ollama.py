@@ -4,7 +4,8 @@ For a local runtime (``http://127.0.0.1:11434``; a base ending in ``/v1`` or ``/
 too). No key is needed locally; one is sent as a Bearer token when set (Ollama's cloud). Images
 go as raw base64 in ``images`` (so only ``data:`` URLs: the gateway never fetches a link), tool
 arguments are JSON objects, tool results are ``tool`` messages with ``tool_name``, and sampling
-options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict``).
+options go in ``options`` under Ollama's names (``max_tokens`` is ``num_predict``);
+``reasoning_effort`` becomes ``think`` (false for "none" or "minimal").
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_message
+from benchwarmers_mcp.providers.base import Connection, error_message, prefixed
 from benchwarmers_mcp.providers.convert import (
+    THINKING_BUDGETS,
+    THINKING_OFF,
     arguments_object,
     arguments_text,
     call_id,
     option,
     options_as,
+    reasoning_effort,
     split_data_url,
     stop_list,
     tool_names,
@@ -75,6 +79,9 @@ def build_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         options["stop"] = stops
     if options:
         body["options"] = options
+    effort = reasoning_effort(request)
+    if effort in THINKING_OFF or effort in THINKING_BUDGETS:
+        body["think"] = effort in THINKING_BUDGETS
     if request.tools and request.tool_choice != "none":
         body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                            "parameters": t.parameters}} for t in request.tools]
@@ -109,7 +116,7 @@ def _check(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UpstreamFailure("upstream sent something that is not an Ollama chat response")
     if data.get("error"):
-        raise UpstreamFailure(f"upstream error: {error_message(data)}")
+        raise UpstreamFailure(prefixed("upstream error", error_message(data)))
     return data
 
 

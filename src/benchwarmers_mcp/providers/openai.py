@@ -21,7 +21,7 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     Usage,
 )
-from benchwarmers_mcp.providers.base import Connection, error_message
+from benchwarmers_mcp.providers.base import Connection, error_message, prefixed
 from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
@@ -109,7 +109,7 @@ def _map_delta(delta: dict[str, Any]) -> list[StreamEvent]:
 
 def _error_in_body(data: Any) -> None:
     if isinstance(data, dict) and data.get("error"):
-        raise UpstreamFailure(f"upstream error: {error_message(data)}")
+        raise UpstreamFailure(prefixed("upstream error", error_message(data)))
 
 
 class OpenAIPlatform:

@@ -244,6 +244,17 @@ class Database:
                 changed = await writer.call(sql, _changes(writer.conn, sql, params))
             return changed
 
+    @property
+    def backend(self) -> str:
+        """The backend's name and version, for people to read (the dashboard's Info page)."""
+        return f"SQLite {sqlite3.sqlite_version}"
+
+    def reader(self) -> ReadOnly:
+        """A read-only connection of its own to this store (enter it to open it): it never queues
+        behind this process's writer and never sees a transaction before its commit. The live feed
+        tails the ``events`` table with one."""
+        return ReadOnly(self.path)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
         """The one writer: everything inside commits together, or (on any exception) not at all.
@@ -296,6 +307,52 @@ class Transaction:
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         return await self._writer.call(sql, _rows(self._conn, sql, params))
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def fetchval(self, sql: str, params: Params = ()) -> Any:
+        row = await self.fetchone(sql, params)
+        return None if row is None else row[0]
+
+
+class StoreUnavailable(Exception):
+    """A read on a ``ReadOnly`` failed for the file's sake (locked, closing, gone): try again later."""
+
+
+class ReadOnly:
+    """A second, read-only connection to a store (``Database.reader()``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+
+    async def open(self) -> ReadOnly:
+        conn = await aiosqlite.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+        await conn.execute("PRAGMA busy_timeout=5000")
+        conn.row_factory = sqlite3.Row
+        self._conn = conn
+        return self
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def __aenter__(self) -> ReadOnly:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        if self._conn is None:
+            raise StoreUnavailable("the read-only connection is not open")
+        try:
+            return list(await self._conn.execute_fetchall(sql, params))
+        except (sqlite3.Error, ValueError) as e:  # ValueError: a connection closed under the read
+            raise StoreUnavailable(f"the store could not be read: {e}") from e
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)

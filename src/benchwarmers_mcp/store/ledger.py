@@ -1,9 +1,12 @@
 """The usage ledger: one row per upstream call. Never the prompt.
 
-``t`` is when the call started (pacing counts a call in the window it was sent in); ``attempts``
-is how many requests went out (0 when the bench refused it before sending); ``status`` is ok,
-empty, error, timeout, refused or cancelled; ``caller`` says who called (gateway, route, probe,
-suite) and ``purpose`` what for (panel, route, ...).
+``t`` is when the call was sent: the moment the pacer let its last attempt go, never when it was
+asked for (a call that waited in the pacer is counted in the window it was sent in, and every
+attempt of a retried call is counted at its last); ``attempts`` is how many requests went out (0
+when the bench refused it before sending, ``t`` then being when it was refused); ``seconds`` is
+from its first attempt to its end; ``status`` is ok, empty, error, timeout, refused or
+cancelled; ``caller`` says who called (gateway, route, probe, suite) and ``purpose`` what for
+(panel, route, ...).
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ COLUMNS = ("t, alias, connection, endpoint, served, status, attempts, tokens_in,
 
 
 async def rows(db: Database, since: float = 0.0, limit: int = 1000) -> list[UsageRow]:
-    """The latest rows (by start time) since ``since``, newest first."""
+    """The latest rows (by the time they were sent) since ``since``, newest first."""
     found = await db.fetchall(f"SELECT {COLUMNS} FROM usage WHERE t >= ? ORDER BY t DESC LIMIT ?", (since, limit))
     return [UsageRow(**dict(r)) for r in found]
 

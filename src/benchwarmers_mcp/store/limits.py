@@ -10,17 +10,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwarmers_mcp.store import facts, ledger
-from benchwarmers_mcp.store.db import Database, Row, Transaction
+from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
+# A reported window's length by its name (unnamed: a minute), here and in SQL alike.
+WINDOW_SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
+SAME_WINDOW = 1.0  # two reports of one window: their resets this close (replies' timing and rounding)
+_LENGTH_SQL = "CASE q.span WHEN 'hour' THEN 3600 WHEN 'day' THEN 86400 ELSE 60 END"
+# A reported window that still applies at ?: running (as reported), or reset and renewed (it was
+# nearly used up when last reported, and its successor is not over): ``pacing.renewed``.
+APPLIES_SQL = (f"((q.reset_at > ? AND q.remaining IS NOT NULL) OR (q.lim IS NOT NULL AND q.remaining IS NOT NULL"
+               f" AND q.remaining * 4 <= q.lim AND q.reset_at + {_LENGTH_SQL} > ?))")
 
 
 @dataclass(frozen=True)
@@ -54,13 +62,13 @@ class Gate:
         return self.endpoint.connection_name
 
 
-# the parameters, in order: alias, alias, now, alias, endpoint
+# the parameters, in order: alias, alias, now, now, alias, endpoint
 GATE_SQL = f"""
 SELECT e.*,
   EXISTS (SELECT 1 FROM user_limits u WHERE (u.scope = 'connection' AND u.subject = {CONNECTION_OF})
           OR (u.scope = 'model' AND u.subject = ?)) AS limited,
   EXISTS (SELECT 1 FROM quotas q WHERE q.connection = {CONNECTION_OF} AND q.alias IN ('', ?)
-          AND q.reset_at > ? AND q.remaining IS NOT NULL) AS quoted,
+          AND {APPLIES_SQL}) AS quoted,
   s.rest_until, s.rest_why, s.strikes, s.pending_retire_at, c.paused_until, c.paused_why
 FROM endpoints e
 LEFT JOIN model_states s ON s.alias = ?
@@ -70,7 +78,7 @@ WHERE e.name = ?
 
 
 async def gate(db: Database, endpoint: str, alias: str, now: float) -> Gate | None:
-    row = await db.fetchone(GATE_SQL, (alias, alias, now, alias, endpoint))
+    row = await db.fetchone(GATE_SQL, (alias, alias, now, now, alias, endpoint))
     if row is None:
         return None
     return Gate(endpoint_row(row), bool(row["limited"] or row["quoted"]), row["rest_until"], row["rest_why"],
@@ -144,9 +152,9 @@ def _quota(row: Row) -> StoredQuota:
 
 
 async def live_quotas(db: Reader, connection: str, alias: str, now: float) -> list[StoredQuota]:
-    rows = await db.fetchall(
-        "SELECT * FROM quotas WHERE connection = ? AND alias IN ('', ?) AND reset_at > ? AND remaining IS NOT NULL",
-        (connection, alias, now))
+    """The reported windows that apply to a call now (``APPLIES_SQL``)."""
+    rows = await db.fetchall(f"SELECT * FROM quotas q WHERE q.connection = ? AND q.alias IN ('', ?) AND {APPLIES_SQL}",
+                             (connection, alias, now, now))
     return [_quota(r) for r in rows]
 
 
@@ -156,16 +164,49 @@ async def shown_quotas(db: Database, since: float) -> list[StoredQuota]:
     return [_quota(r) for r in rows]
 
 
+def merged(old: StoredQuota | None, new: QuotaRecord, observed_at: float,
+           now: float) -> tuple[QuotaRecord, float] | None:
+    """What is kept when a reply reports a window already stored (None: the stored one stays).
+
+    Replies come back in any order. A report of the window the stored one is about (its reset within
+    ``SAME_WINDOW``) keeps the lowest ``remaining``: the provider's count only falls within a window,
+    so the lowest is its latest word, whichever call it came with. A report of a later window
+    replaces it; one of a window already over is dropped."""
+    if old is None:
+        return new, observed_at
+    o = old.record
+    new = replace(new, limit=o.limit if new.limit is None else new.limit)
+    if new.reset_at is None or o.reset_at is None:
+        return (new, observed_at) if observed_at >= old.observed_at else None
+    if new.reset_at < o.reset_at - SAME_WINDOW:
+        return None
+    if new.reset_at > o.reset_at + SAME_WINDOW or o.reset_at <= now:
+        return new, observed_at
+    known = [r for r in (o.remaining, new.remaining) if r is not None]
+    return (replace(new, remaining=min(known) if known else None, reset_at=max(o.reset_at, new.reset_at)),
+            max(observed_at, old.observed_at))
+
+
 async def save_quotas(tx: Transaction, connection: str, alias: str, records: Iterable[QuotaRecord],
-                      now: float) -> None:
+                      observed_at: float, now: float | None = None) -> None:
+    """Windows a reply reported (``merged`` with what is stored). ``observed_at`` is when the call it
+    came with was sent: what was sent after it is what the provider's ``remaining`` does not count."""
+    now = observed_at if now is None else now
     for r in records:
+        subject = alias if r.scope == "model" else ""
+        row = await tx.fetchone("SELECT * FROM quotas WHERE connection = ? AND alias = ? AND metric = ? AND span = ?",
+                                (connection, subject, r.metric, r.window))
+        kept = merged(None if row is None else _quota(row), r, observed_at, now)
+        if kept is None:
+            continue
+        record, seen = kept
         await tx.execute(
             "INSERT INTO quotas (connection, alias, metric, span, lim, remaining, reset_at, source, observed_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (connection, alias, metric, span) DO UPDATE SET"
-            " lim = COALESCE(excluded.lim, quotas.lim), remaining = excluded.remaining, reset_at = excluded.reset_at,"
-            " source = excluded.source, observed_at = excluded.observed_at WHERE excluded.observed_at >= quotas.observed_at",
-            (connection, alias if r.scope == "model" else "", r.metric, r.window, r.limit, r.remaining, r.reset_at,
-             r.source, now))
+            " lim = excluded.lim, remaining = excluded.remaining, reset_at = excluded.reset_at,"
+            " source = excluded.source, observed_at = excluded.observed_at",
+            (connection, subject, record.metric, record.window, record.limit, record.remaining, record.reset_at,
+             record.source, seen))
     await tx.execute("DELETE FROM quotas WHERE connection = ? AND observed_at < ? AND"
                      " (reset_at IS NULL OR reset_at < ?)", (connection, now - 7 * 86400, now))
 
@@ -174,21 +215,23 @@ async def save_quotas(tx: Transaction, connection: str, alias: str, records: Ite
 
 @dataclass(frozen=True)
 class Spend:
-    t: float
+    t: float  # when it was sent
     requests: int
     tokens_in: int
     tokens_out: int
+    inflight: bool = False  # not settled yet (no reply has reported on it)
 
 
 async def spends(db: Reader, connection: str, alias: str | None, since: float) -> list[Spend]:
-    """Ledger rows and in-flight calls since ``since``, oldest first (``alias`` None: the whole connection)."""
+    """Ledger rows sent since ``since`` and every call in flight, oldest first (``alias`` None: the
+    whole connection)."""
     which = "connection = ?" + (" AND alias = ?" if alias else "")
     params: tuple[Any, ...] = (connection, alias) if alias else (connection,)
     rows = await db.fetchall(
-        f"SELECT t, attempts, tokens_in, tokens_out FROM usage WHERE {which} AND t >= ? AND attempts > 0"
-        f" UNION ALL SELECT started, 1, tokens, 0 FROM inflight WHERE {which} AND started >= ?"
-        " ORDER BY 1", (*params, since, *params, since))
-    return [Spend(r[0], r[1], r[2], r[3]) for r in rows]
+        f"SELECT t, attempts, tokens_in, tokens_out, 0 FROM usage WHERE {which} AND t >= ? AND attempts > 0"
+        f" UNION ALL SELECT started, 1, tokens, 0, 1 FROM inflight WHERE {which}"
+        " ORDER BY 1", (*params, since, *params))
+    return [Spend(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
 
 async def expire_inflight(tx: Transaction, now: float) -> None:
@@ -209,8 +252,8 @@ async def inflight_count(db: Database) -> int:
 
 @dataclass
 class Settlement:
-    row: ledger.UsageRow
-    ticket: int | None = None
+    row: ledger.UsageRow  # its ``t`` is when the call was sent (its last attempt)
+    tickets: tuple[int, ...] = ()  # the call's in-flight entries, one per attempt a limit counted
     quotas: list[QuotaRecord] = field(default_factory=list)
     learned: list[tuple[str, int]] = field(default_factory=list)
     rest: tuple[float, str] | None = None
@@ -236,10 +279,10 @@ async def settle(db: Database, s: Settlement) -> None:
     alias, connection = s.row.alias, s.row.connection
     async with db.transaction() as tx:
         await ledger.insert(tx, s.row)
-        if s.ticket is not None:
-            await tx.execute("DELETE FROM inflight WHERE id = ?", (s.ticket,))
+        if s.tickets:
+            await tx.execute(f"DELETE FROM inflight WHERE id IN ({placeholders(s.tickets)})", s.tickets)
         if s.quotas:
-            await save_quotas(tx, connection, alias, s.quotas, now)
+            await save_quotas(tx, connection, alias, s.quotas, s.row.t, now)
         for name, value in s.learned:
             await learn_limit(tx, "model", alias, name, value)
         if s.strike is not None:
@@ -306,7 +349,9 @@ async def raise_alert(tx: Transaction, kind: str, subject: str, message: str) ->
 
 
 async def open_alerts(db: Database) -> list[dict[str, Any]]:
-    rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts WHERE cleared_at IS NULL ORDER BY at")
+    """Open alerts the user has not dismissed (``store/alerts.py`` has them all, with their detail)."""
+    rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts"
+                             " WHERE cleared_at IS NULL AND dismissed_at IS NULL ORDER BY at")
     return [dict(r) for r in rows]
 
 

@@ -479,3 +479,184 @@ async def suite_002_item_rests(tx: Transaction) -> None:
     """How many times an item was given back for a rate limit: a run gives up on a model that stays
     rate limited instead of resting for ever."""
     await tx.execute("ALTER TABLE suite_items ADD COLUMN rests INTEGER NOT NULL DEFAULT 0")
+
+
+EVENT_TRIGGERS = {
+    # table: (kind, subject, ref), each from the NEW row; the trigger runs inside the INSERT's own
+    # statement, so the event commits (or rolls back) with the row it announces
+    "seats": ("seat", "NEW.call", "NEW.panel"),
+    "panels": ("panel", "NEW.id", "NEW.collection"),
+    "verdicts": ("verdict", "NEW.call", "''"),
+    "changes": ("change", "NEW.subject", "NEW.what"),
+    "alerts": ("alert", "NEW.subject", "NEW.kind"),
+    "route_turns": ("route", "NEW.conversation", "COALESCE(NEW.alias, '')"),
+}
+
+
+@migration
+async def web_001_events(tx: Transaction) -> None:
+    """The live feed: an append-only ``events`` row for each seat, panel, verdict, change, alert and
+    route turn, written by a trigger in the same statement as the row it announces. Every process
+    on the data folder tails it (store/events.py) and pushes it to the dashboard. No index beyond
+    the id and no AUTOINCREMENT (its counter is one more page written each time): ids still never
+    repeat, as pruning always keeps the newest row."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            ref TEXT NOT NULL DEFAULT ''
+        )
+        """,
+    )
+    for table, (kind, subject, ref) in EVENT_TRIGGERS.items():
+        await tx.execute(
+            f"CREATE TRIGGER events_{table} AFTER INSERT ON {table} BEGIN"
+            f" INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, '{kind}', {subject}, {ref}); END")
+
+
+@migration
+async def health_001_probes(tx: Transaction) -> None:
+    """Health: probe history, endpoint listings as snapshotted, the parameters a model's API refused
+    to a probe, retirements (with the collections each left, so a restore puts them back)."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE probes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            alias TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            answered INTEGER NOT NULL DEFAULT 0,
+            refused INTEGER NOT NULL DEFAULT 0,
+            errors INTEGER NOT NULL DEFAULT 0,
+            timeouts INTEGER NOT NULL DEFAULT 0,
+            failure TEXT,
+            detail TEXT NOT NULL DEFAULT '',
+            p50_s REAL,
+            p95_s REAL,
+            min_s REAL,
+            max_s REAL,
+            chars_per_s REAL,
+            tokens_per_s REAL,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            reasoning INTEGER NOT NULL DEFAULT 0,
+            learned TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX probes_alias ON probes (alias, at);
+        CREATE INDEX probes_at ON probes (at);
+        CREATE TABLE listings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            endpoint TEXT NOT NULL,
+            at REAL NOT NULL,
+            ok INTEGER NOT NULL,
+            served TEXT NOT NULL DEFAULT '[]',
+            error TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX listings_endpoint ON listings (endpoint, at);
+        CREATE TABLE probe_quirks (
+            alias TEXT PRIMARY KEY,
+            quirks TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE TABLE retirements (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            alias TEXT NOT NULL,
+            at REAL NOT NULL,
+            why TEXT NOT NULL,
+            by TEXT NOT NULL DEFAULT 'user',
+            rule TEXT,
+            collections TEXT NOT NULL DEFAULT '[]',
+            evidence TEXT NOT NULL DEFAULT '{}',
+            restored_at REAL,
+            restored_to TEXT
+        );
+        CREATE INDEX retirements_alias ON retirements (alias, at)
+        """,
+    )
+
+
+@migration
+async def health_002_alerts(tx: Transaction) -> None:
+    """Alerts gain what to do about them, a refresh time, and a dismissal (kept open, not shown)."""
+    await _script(
+        tx,
+        """
+        ALTER TABLE alerts ADD COLUMN detail TEXT NOT NULL DEFAULT '{}';
+        ALTER TABLE alerts ADD COLUMN refreshed_at REAL;
+        ALTER TABLE alerts ADD COLUMN dismissed_at REAL;
+        ALTER TABLE alerts ADD COLUMN cleared_why TEXT
+        """,
+    )
+
+
+@migration
+async def health_003_scheduler(tx: Transaction) -> None:
+    """The scheduler: leases (one runner per data folder), each job's state, every run logged."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE leases (
+            name TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            acquired REAL NOT NULL,
+            expires REAL NOT NULL
+        );
+        CREATE TABLE scheduler_jobs (
+            job TEXT PRIMARY KEY,
+            last_due REAL,
+            running_run INTEGER,
+            running_owner TEXT,
+            heartbeat REAL
+        );
+        CREATE TABLE scheduler_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job TEXT NOT NULL,
+            due REAL,
+            at REAL NOT NULL,
+            finished REAL,
+            status TEXT NOT NULL,
+            trigger TEXT NOT NULL DEFAULT 'schedule',
+            note TEXT NOT NULL DEFAULT '',
+            detail TEXT NOT NULL DEFAULT '{}',
+            owner TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX scheduler_runs_job ON scheduler_runs (job, at)
+        """,
+    )
+
+
+@migration
+async def health_004_onboarding(tx: Transaction) -> None:
+    """The onboarding queue: one row per model, its steps as they went; it survives a restart."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE onboarding (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            batch TEXT NOT NULL,
+            served TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            alias TEXT,
+            state TEXT NOT NULL,
+            step INTEGER NOT NULL DEFAULT 0,
+            log TEXT NOT NULL DEFAULT '[]',
+            role TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            stop INTEGER NOT NULL DEFAULT 0,
+            cleared INTEGER NOT NULL DEFAULT 0,
+            created REAL NOT NULL,
+            started REAL,
+            finished REAL
+        );
+        CREATE INDEX onboarding_state ON onboarding (state, id)
+        """,
+    )

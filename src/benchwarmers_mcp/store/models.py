@@ -12,7 +12,7 @@ from typing import Any
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import facts
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database, Row
+from benchwarmers_mcp.store.db import Database, Row, Transaction
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
 ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -155,12 +155,29 @@ async def update(db: Database, alias: str, **fields: Any) -> ModelRecord:
     return await get(db, alias)
 
 
-async def retire(db: Database, alias: str, why: str) -> ModelRecord:
-    """Retire: the model stops being seated. Every seat, verdict and ledger row is kept."""
+async def retire(db: Database, alias: str, why: str, *, by: str = "user", rule: str | None = None,
+                 leave_collections: bool = False, evidence: dict[str, Any] | None = None,
+                 now: float | None = None) -> ModelRecord:
+    """Retire: the model stops being seated. Every seat, verdict, probe and ledger row is kept, and a
+    ``retirements`` row records why, by whom (``user`` or ``auto``), the evidence and the collections
+    it was in; ``leave_collections`` (auto-retire) also takes it out of them, for a restore to undo."""
     await get(db, alias)
+    now = time.time() if now is None else now
     async with db.transaction() as tx:
-        await tx.execute("UPDATE models SET retired_at = ?, retired_why = ? WHERE alias = ?", (time.time(), why, alias))
-        await log_change(tx, "model.retire", alias, {"why": why})
+        member_of = [r[0] for r in await tx.fetchall(
+            "SELECT collection FROM collection_members WHERE alias = ? ORDER BY collection", (alias,))]
+        await tx.execute("UPDATE models SET retired_at = ?, retired_why = ? WHERE alias = ?", (now, why, alias))
+        if leave_collections:
+            await tx.execute("DELETE FROM collection_members WHERE alias = ?", (alias,))
+        await tx.execute("INSERT INTO retirements (alias, at, why, by, rule, collections, evidence)"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?)", (alias, now, why, by, rule, json.dumps(member_of),
+                                                             json.dumps(evidence or {}, default=str)))
+        await tx.execute("UPDATE alerts SET cleared_at = ?, cleared_why = 'retired' WHERE subject = ?"
+                         " AND kind IN ('retiring', 'model_gone', 'registration', 'went_paid') AND cleared_at IS NULL",
+                         (now, alias))
+        await log_change(tx, "model.retire", alias, {"why": why, "by": by, "rule": rule,
+                                                     "left": member_of if leave_collections else [],
+                                                     "evidence": evidence or {}})
     return await get(db, alias)
 
 
@@ -170,9 +187,71 @@ async def set_last_used(db: Database, alias: str, at: float | None) -> None:
     await db.write("UPDATE models SET last_used = ? WHERE alias = ?", (at, alias))
 
 
-async def restore(db: Database, alias: str) -> ModelRecord:
+async def last_retirement(db: Database, alias: str) -> dict[str, Any] | None:
+    row = await db.fetchone("SELECT * FROM retirements WHERE alias = ? ORDER BY id DESC LIMIT 1", (alias,))
+    if row is None:
+        return None
+    out = dict(row)
+    out["collections"] = json.loads(out["collections"])
+    out["evidence"] = json.loads(out["evidence"])
+    out["restored_to"] = json.loads(out["restored_to"]) if out["restored_to"] else None
+    return out
+
+
+async def retired_since(db: Database, since: float, *, by: str | None = None) -> list[dict[str, Any]]:
+    """Retirements since ``since`` not restored, newest first (``by``: only ``auto`` or ``user``)."""
+    rows = await db.fetchall(
+        "SELECT r.* FROM retirements r JOIN models m ON m.alias = r.alias WHERE r.at >= ? AND r.restored_at IS NULL"
+        " AND m.retired_at IS NOT NULL" + (" AND r.by = ?" if by else "") + " ORDER BY r.at DESC",
+        (since, by) if by else (since,))
+    return [{**dict(r), "collections": json.loads(r["collections"]), "evidence": json.loads(r["evidence"])}
+            for r in rows]
+
+
+async def restore(db: Database, alias: str, *, max_members: int | None = None,
+                  now: float | None = None) -> ModelRecord:
+    """Bring a retired model back as it was (alias, endpoint, role, ad hoc, options stay on its row)
+    and into the collections it left that still exist and have room (``max_members``). The health
+    clock starts again, and its pending retirement and alerts are cleared."""
     await get(db, alias)
+    now = time.time() if now is None else now
     async with db.transaction() as tx:
+        last = await tx.fetchone("SELECT id, collections FROM retirements WHERE alias = ? AND restored_at IS NULL"
+                                 " ORDER BY id DESC LIMIT 1", (alias,))
+        back: list[str] = []
+        for name in json.loads(last["collections"]) if last else []:
+            if await _rejoin(tx, name, alias, max_members):
+                back.append(name)
         await tx.execute("UPDATE models SET retired_at = NULL, retired_why = NULL WHERE alias = ?", (alias,))
-        await log_change(tx, "model.restore", alias, {})
+        if last is not None:
+            await tx.execute("UPDATE retirements SET restored_at = ?, restored_to = ? WHERE id = ?",
+                             (now, json.dumps(back), last["id"]))
+        else:
+            await tx.execute("INSERT INTO retirements (alias, at, why, by, restored_at, restored_to)"
+                             " VALUES (?, ?, 'retired before retirements were recorded', 'user', ?, '[]')",
+                             (alias, now, now))
+        await tx.execute("UPDATE model_states SET pending_retire_at = NULL, pending_why = NULL, strikes = 0"
+                         " WHERE alias = ?", (alias,))
+        await tx.execute("UPDATE alerts SET cleared_at = ?, cleared_why = 'restored' WHERE subject = ?"
+                         " AND kind IN ('retired', 'retiring', 'model_gone', 'registration') AND cleared_at IS NULL",
+                         (now, alias))
+        await log_change(tx, "model.restore", alias, {"collections": back})
     return await get(db, alias)
+
+
+async def _rejoin(tx: Transaction, collection: str, alias: str, max_members: int | None) -> bool:
+    """Put ``alias`` back at the end of ``collection`` if it still exists, lacks it and has room;
+    True when it was put back."""
+    if await tx.fetchone("SELECT 1 FROM collections WHERE name = ?", (collection,)) is None:
+        return False
+    members = await tx.fetchone("SELECT COUNT(*), MAX(position), SUM(CASE WHEN alias = ? THEN 1 ELSE 0 END)"
+                                " FROM collection_members WHERE collection = ?", (alias, collection))
+    assert members is not None  # an aggregate always answers one row
+    count, top, has = members[0] or 0, members[1], members[2] or 0
+    if has:
+        return False  # it never left (a retirement by hand keeps memberships)
+    if max_members is not None and count >= max_members:
+        return False
+    await tx.execute("INSERT INTO collection_members (collection, alias, position) VALUES (?, ?, ?)",
+                     (collection, alias, (top if top is not None else -1) + 1))
+    return True

@@ -4,14 +4,19 @@ transaction. Every model call in the product goes through ``ModelCaller``.
 
 The hot path with nothing limiting a connection is one store read before the call (the endpoint
 and the gate, in one query) and one transaction after it (the ledger row), as before pacing.
+
+Upstream text enters the product here: answers (whole and streamed), errors and the last response
+are masked with what the call sent (``masking.Secrets``) before anything else sees them. A call is
+timed from when the pacer lets it go, and each retry is let go by the pacer again.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import anyio
 import httpx
@@ -34,7 +39,9 @@ from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.limits import Gate, Settlement
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.upstream.keys import KeyStore
+from benchwarmers_mcp.upstream.masking import Secrets, StreamMask
 from benchwarmers_mcp.upstream.pacing import (
+    Admission,
     Pacer,
     PacingPolicy,
     Refused,
@@ -63,14 +70,26 @@ class _Call:
     gate: Gate
     info: CallInfo
     deadline: float  # time.monotonic()
-    started: float = field(default_factory=time.time)
-    clock: float = field(default_factory=time.monotonic)
-    ticket: int | None = None
+    tokens: int  # the request's estimate, what a token limit counts
+    key: str | None
+    secrets: Secrets  # what it sends that must never come back out
+    asked: float = field(default_factory=time.monotonic)
+    sent: float | None = None  # epoch: when its last attempt was let go (the ledger's t)
+    clock: float | None = None  # monotonic: when its first attempt was let go
+    tickets: list[int] = field(default_factory=list)
     attempts: int = 0
     response: httpx.Response | None = None
+    seen_at: float | None = None  # epoch: when the last response's headers came
 
     def observe(self, response: httpx.Response) -> None:
-        self.response = response
+        self.response, self.seen_at = response, time.time()
+
+    def let_go(self, admission: Admission) -> None:
+        self.sent = admission.at
+        if self.clock is None:
+            self.clock = time.monotonic()
+        if admission.ticket is not None:
+            self.tickets.append(admission.ticket)
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -84,6 +103,7 @@ class ModelCaller:
         self.client = client
         self.policy = policy or PacingPolicy()
         self.pacer = Pacer(db, self.policy)
+        self._secrets: dict[tuple[str | None, str | None, tuple[tuple[str, str], ...]], Secrets] = {}
 
     async def gate_of(self, model: ModelRecord) -> Gate:
         gate = await limit_store.gate(self.db, model.endpoint, model.alias, time.time())
@@ -91,9 +111,19 @@ class ModelCaller:
             raise NotFound(f"no endpoint named {model.endpoint!r} (model {model.alias})")
         return gate
 
-    def provider(self, endpoint: Endpoint, timeout: float, call: _Call | None = None) -> Provider:
-        connection = Connection(endpoint.base_url, self.keys.get(endpoint.key_name), self.client,
-                                dict(endpoint.headers), timeout, call.observe if call else None)
+    def secrets_for(self, endpoint: Endpoint, key: str | None) -> Secrets:
+        """What an endpoint's calls send that must not come back out (its key, its header values)."""
+        found = self._secrets.get(cached := (endpoint.key_name, key, tuple(endpoint.headers.items())))
+        if found is None:
+            if len(self._secrets) >= 256:
+                self._secrets.clear()
+            found = self._secrets[cached] = Secrets.for_endpoint(endpoint.key_name, key, endpoint.headers)
+        return found
+
+    def provider(self, call: _Call) -> Provider:
+        endpoint = call.gate.endpoint
+        connection = Connection(endpoint.base_url, call.key, self.client, dict(endpoint.headers), call.remaining(),
+                                call.observe)
         return make_provider(endpoint.api, connection)
 
     def request_for(self, model: ModelRecord, request: ModelRequest) -> ModelRequest:
@@ -106,10 +136,13 @@ class ModelCaller:
 
     async def _open(self, model: ModelRecord, request: ModelRequest, timeout: float, info: CallInfo) -> _Call:
         """Read the gate and admit the call, or settle it as refused (never sent) and raise."""
-        call = _Call(model, await self.gate_of(model), info, time.monotonic() + timeout)
+        gate = await self.gate_of(model)
+        key = self.keys.get(gate.endpoint.key_name)
+        call = _Call(model, gate, info, time.monotonic() + timeout, estimate_request_tokens(request), key,
+                     self.secrets_for(gate.endpoint, key))
         try:
-            call.ticket = await self.pacer.admit(call.gate, model.alias, estimate_request_tokens(request),
-                                                 time.time() + timeout)
+            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout,
+                                               past_pause=info.past_pause))
         except Refused as refused:
             with anyio.CancelScope(shield=True):
                 await self._settle(call, None, refused.error, refused=refused)
@@ -120,35 +153,43 @@ class ModelCaller:
             raise
         return call
 
-    def _retry_wait(self, call: _Call, error: ProviderError) -> float | None:
-        """Seconds before another attempt, or None: connection errors, 408, 409, 5xx and a 429 with a
-        short stated wait are retried (as often as the caller's policy allows) within the deadline."""
+    async def _again(self, call: _Call, error: ProviderError) -> bool:
+        """Wait, then admit another attempt of a call whose attempt failed: connection errors, 408,
+        409, 5xx and a 429 with a short stated wait are retried (as often as the caller's policy
+        allows) within the deadline. Each attempt is a request the pacer counts when it goes."""
         policy = self.policy if call.info.retries is None else replace(self.policy, retries=call.info.retries)
         wait = retry_wait(policy, error, call.attempts)
-        return None if wait is None or wait >= call.remaining() else wait
+        if wait is None or wait >= call.remaining():
+            return False
+        await anyio.sleep(wait)
+        try:
+            call.let_go(await self.pacer.admit(call.gate, call.model.alias, call.tokens,
+                                               time.time() + call.remaining()))
+        except Refused:
+            return False  # no room for the retry before the deadline: the attempt's own error stands
+        return True
 
     async def _complete_attempts(self, call: _Call, request: ModelRequest) -> Answer:
         while True:
             call.attempts += 1
             try:
-                return await self.provider(call.gate.endpoint, call.remaining(), call).complete(request)
+                return await self.provider(call).complete(request)
             except ProviderError as e:
-                wait = self._retry_wait(call, e)
-                if wait is None:
+                call.secrets.error(e)
+                if not await self._again(call, e):
                     raise
-                await anyio.sleep(wait)
 
     def _classified(self, call: _Call, error: ProviderError) -> ProviderError:
         """A refused key or billing problem is reported as such, whatever status carried it."""
-        if not isinstance(error, AuthOrBilling) and account_problem(error, Seen.of(call.response)):
+        if not isinstance(error, AuthOrBilling) and account_problem(error, self._seen(call)):
             return AuthOrBilling(error.message, upstream_status=error.upstream_status)
         return error
 
     @asynccontextmanager
     async def _bounded(self, call: _Call, timeout: float,
                        answer_of: Callable[[], Answer | None]) -> AsyncIterator[None]:
-        """Bound the call by its deadline, report what escapes it in our terms, and settle it
-        whatever happens (shielded): the one ending both ``complete`` and ``stream`` share."""
+        """Bound the call by its deadline, report what escapes it in our terms (masked), and settle
+        it whatever happens (shielded): the one ending both ``complete`` and ``stream`` share."""
         error: BaseException | None = None
         try:
             with anyio.fail_after(call.remaining()):
@@ -157,12 +198,13 @@ class ModelCaller:
             error = UpstreamTimeout(f"no answer in {timeout:g} s")
             raise error from e
         except ProviderError as e:
+            call.secrets.error(e)
             error = self._classified(call, e)
             if error is e:
                 raise
             raise error from e
         except LookupError as e:
-            error = UpstreamFailure(str(e))
+            error = UpstreamFailure(call.secrets.mask(str(e)))
             raise error from e
         except BaseException as e:
             error = e
@@ -177,35 +219,50 @@ class ModelCaller:
         answer: Answer | None = None
         async with self._bounded(call, timeout, lambda: answer):
             answer = await self._complete_attempts(call, self.request_for(model, request))
+            if call.secrets:
+                answer = call.secrets.answer(answer)
             return answer
 
     async def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
-                     info: CallInfo = ANONYMOUS) -> AsyncIterator[StreamEvent]:
-        """Stream one call, bounded by ``timeout``; retried only before its first event."""
+                     info: CallInfo = ANONYMOUS) -> AsyncGenerator[StreamEvent, None]:
+        """Stream one call, bounded by ``timeout``; retried only before its first event. Its text is
+        masked on the way (``StreamMask``: a key split across pieces too)."""
         call = await self._open(model, request, timeout, info)
         builder = AnswerBuilder()
+        mask = StreamMask(call.secrets) if call.secrets else None
         async with self._bounded(call, timeout, builder.answer):
             async with aclosing(self._stream_attempts(call, self.request_for(model, request))) as events:
                 async for event in events:
-                    builder.add(event)
-                    yield event
+                    for out in mask.feed(event) if mask else (event,):
+                        builder.add(out)
+                        yield out
+            for out in mask.end() if mask else ():
+                builder.add(out)
+                yield out
 
-    async def _stream_attempts(self, call: _Call, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def _stream_attempts(self, call: _Call, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         while True:
             call.attempts += 1
             started = False
-            try:
-                provider = self.provider(call.gate.endpoint, call.remaining(), call)
-                async with aclosing(provider.stream(request)) as events:
+            try:  # every provider's stream is an async generator function
+                stream = cast(AsyncGenerator[StreamEvent, None], self.provider(call).stream(request))
+                async with aclosing(stream) as events:
                     async for event in events:
                         started = True
                         yield event
                 return
             except ProviderError as e:
-                wait = None if started else self._retry_wait(call, e)
-                if wait is None:
+                call.secrets.error(e)
+                if started or not await self._again(call, e):
                     raise
-                await anyio.sleep(wait)
+
+    def _seen(self, call: _Call) -> Seen:
+        """The last response, masked like everything else upstream sent."""
+        seen = Seen.of(call.response)
+        if call.secrets and (seen.headers or seen.body):
+            body = call.secrets.mask(seen.body.decode("utf-8", "replace")).encode() if seen.body else b""
+            seen = replace(seen, headers=call.secrets.headers(seen.headers or {}), body=body)
+        return seen
 
     async def _settle(self, call: _Call, answer: Answer | None, error: BaseException | None,
                       refused: Refused | None = None) -> None:
@@ -217,17 +274,19 @@ class ModelCaller:
         else:
             status = "cancelled"
         endpoint = call.gate.endpoint
+        now = time.time()
         row = ledger.UsageRow(
             alias=call.model.alias, connection=endpoint.connection_name, endpoint=endpoint.name,
             served=call.model.served, status=status, attempts=call.attempts, tokens_in=usage.input_tokens,
             tokens_out=usage.output_tokens, reasoning=usage.reasoning_tokens,
-            seconds=round(time.monotonic() - call.clock, 3), caller=call.info.caller, purpose=call.info.purpose,
-            key_name=call.info.key_name, t=call.started)
-        settlement = Settlement(row, call.ticket)
+            seconds=round(time.monotonic() - (call.asked if call.clock is None else call.clock), 3),
+            caller=call.info.caller, purpose=call.info.purpose, key_name=call.info.key_name,
+            t=now if call.sent is None else call.sent)
+        settlement = Settlement(row, tuple(call.tickets))
         if refused is not None:
             settlement.rest = refused.rest
         else:
-            consequences(self.policy, settlement, call.gate, error, Seen.of(call.response), time.time())
+            consequences(self.policy, settlement, call.gate, error, self._seen(call), call.seen_at or now)
         if answer is not None and answer.tool_calls and call.model.tools is not True:
             settlement.facts.append(("tools", True, f"answered with a tool call ({answer.tool_calls[0].name})"))
         await limit_store.settle(self.db, settlement)

@@ -20,18 +20,33 @@ class KeyStore:
     def __init__(self, config_dir: Path, env_keys: Mapping[str, str]) -> None:
         self.path = Path(config_dir) / "keys.json"
         self._env = {k.upper(): v for k, v in env_keys.items()}
+        self._cache: tuple[tuple[int, int, int] | None, dict[str, str]] = (None, {})
 
     def _read(self) -> dict[str, str]:
+        """The keys file, read again only when it changed (this or another process wrote it)."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return {}
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if self._cache[0] == stamp:
+            return self._cache[1]
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+        except (OSError, ValueError):
             return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        keys = {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        self._cache = (stamp, keys)
+        return keys
 
     def get(self, name: str | None) -> str | None:
         if not name:
             return None
         return self._env.get(env_name(name)) or self._read().get(name)
+
+    def values(self) -> list[str]:
+        """Every key known (the environment's and the keys file's): what logs are masked with."""
+        return [v for v in (*self._env.values(), *self._read().values()) if v]
 
     def has(self, name: str | None) -> bool:
         return self.get(name) is not None
@@ -43,12 +58,12 @@ class KeyStore:
         return "keys file" if name in self._read() else None
 
     def set(self, name: str, value: str) -> None:
-        data = self._read()
+        data = dict(self._read())
         data[name] = value
         self.set_all(data)
 
     def delete(self, name: str) -> None:
-        data = self._read()
+        data = dict(self._read())
         if data.pop(name, None) is not None:
             self.set_all(data)
 

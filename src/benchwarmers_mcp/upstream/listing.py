@@ -16,11 +16,12 @@ from typing import Any
 import httpx
 
 from benchwarmers_mcp.context import Context
-from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.errors import BenchError, UpstreamFailure
 from benchwarmers_mcp.providers.anthropic import VERSION as ANTHROPIC_VERSION
 from benchwarmers_mcp.providers.base import map_transport_errors, raise_for_status
 from benchwarmers_mcp.providers.simulated import demo_served_names
 from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.upstream.masking import Secrets
 
 LISTING_TIMEOUT = 30.0
 Listed = list[tuple[str, Mapping[str, Any]]]
@@ -132,24 +133,35 @@ def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str,
     return f"{base}/models", headers, _ids
 
 
-async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT) -> Listing:
-    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives."""
+async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIMEOUT,
+                  key: str | None = None) -> Listing:
+    """Every served name the endpoint lists (its order, no duplicates), with the facts it gives.
+    ``key``: one to try instead of the stored one (an endpoint tested before it is saved). What the
+    upstream sent (the listing, an error) is masked with what it was sent before anyone sees it."""
     if endpoint.simulated:
         return Listing([served for served, _ in demo_served_names()])
-    url, headers, pick = listing_request(endpoint, ctx.keys.get(endpoint.key_name))
+    if key is None:
+        key = ctx.keys.get(endpoint.key_name)
+    secrets = Secrets.for_endpoint(endpoint.key_name, key, endpoint.headers)
+    url, headers, pick = listing_request(endpoint, key)
     limit = httpx.Timeout(timeout, connect=min(timeout, ctx.settings.upstream_connect_timeout))
-    with map_transport_errors():
-        response = await ctx.client.get(url, headers=headers, timeout=limit)
-        await raise_for_status(response)
-        try:
-            data = response.json()
-        except ValueError:
-            raise UpstreamFailure(f"{endpoint.name}'s model listing is not JSON") from None
-    listed = pick(data)
+    try:
+        with map_transport_errors():
+            response = await ctx.client.get(url, headers=headers, timeout=limit)
+            await raise_for_status(response)
+            try:
+                data = response.json()
+            except ValueError:
+                raise UpstreamFailure(f"{endpoint.name}'s model listing is not JSON") from None
+        listed = pick(secrets.data(data))
+    except BenchError as e:
+        secrets.error(e)
+        raise
     facts = {name: known for name, item in listed if (known := map_listed_model(item))}
     return Listing(list(dict.fromkeys(name for name, _ in listed)), facts)
 
 
-async def served_names(ctx: Context, endpoint: Endpoint) -> list[str]:
-    """Every served name the endpoint lists, in its own order, without duplicates."""
-    return (await listing(ctx, endpoint)).names
+async def served_names(ctx: Context, endpoint: Endpoint, key: str | None = None) -> list[str]:
+    """Every served name the endpoint lists, in its own order, without duplicates (``key`` as in
+    ``listing``)."""
+    return (await listing(ctx, endpoint, key=key)).names

@@ -9,11 +9,19 @@ registered in flight; one that does not waits when the window frees before its d
 is refused without being sent (``RateLimited``, naming the limit and when it resets). A connection
 with nothing limiting it costs no transaction at all: the one gate query says so.
 
-After a call (``consequences``): a 429 rests the model (the stated wait, else 30 minutes, at most
-24 hours), a 5xx cools it down, timeouts in a row rest it, a 404 marks it for retirement, and a
-refused key or billing problem pauses the whole connection with an alert. An error that states
-what the model cannot take (its window, its output limit, no tools, no images: read by
-``catalog/learned.py``) teaches that fact, in the same settlement.
+A call is timed from the moment it is let go (``Admission.at``, read inside the admission
+transaction), never from when it was asked for: a call that waited is counted in the window it was
+sent in. Each retry is admitted again, as the request it is. A window looks back ``slack`` seconds
+longer than its span, since a call reaches the provider a little after it is let go. A window the
+provider reported and that was nearly used up is followed, once it resets, by a new one of the same
+size (``renewed``): the calls queued behind it go out at most ``limit`` per window, not all at once.
+
+After a call (``consequences``): a 429 rests the model (the stated wait, where a used-up window
+reopening counts as one, else 30 minutes, at most 24 hours), a 5xx cools it down, timeouts in a
+row rest it, a 404 marks it for retirement, and a refused key or billing problem pauses the whole
+connection with an alert. An error that states what the model cannot take (its window, its output
+limit, no tools, no images: read by ``catalog/learned.py``) teaches that fact, in the same
+settlement.
 """
 
 from __future__ import annotations
@@ -36,9 +44,10 @@ from benchwarmers_mcp.errors import (
     UpstreamFailure,
     UpstreamTimeout,
 )
+from benchwarmers_mcp.providers.base import prefixed
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import limits as store
-from benchwarmers_mcp.store.limits import Gate, Settlement, Spend, StoredQuota, UserLimit
+from benchwarmers_mcp.store.limits import WINDOW_SECONDS, Gate, Settlement, Spend, StoredQuota, UserLimit
 from benchwarmers_mcp.upstream import quota
 
 MONTH = -1.0  # the span of rpmo: the UTC calendar month
@@ -66,12 +75,22 @@ class PacingPolicy:
     retries: int = 2
     backoff: float = 0.5
     inflight_grace: float = 60.0  # an in-flight entry outlives its deadline by this much
+    slack: float = 2.0  # a window looks back this much longer than its span (a call reaches the provider later)
 
 
 @dataclass(frozen=True)
 class Block:
     what: str
     free_at: float | None  # None: never, within this window (the call alone is larger than the limit)
+    guess: bool = False  # free_at is at the latest: a reply may say sooner, so wait rather than refuse
+
+
+@dataclass(frozen=True)
+class Admission:
+    """A call let go: its in-flight ticket (when a limit counts it) and the moment it was let go."""
+
+    ticket: int | None
+    at: float  # epoch seconds; read inside the admission transaction when the call was counted
 
 
 def month_start(now: float) -> float:
@@ -85,8 +104,8 @@ def next_month(now: float) -> float:
     return datetime(year, month, 1, tzinfo=UTC).timestamp()
 
 
-def window_start(span: float, now: float) -> float:
-    return month_start(now) if span == MONTH else now - span
+def window_start(span: float, now: float, slack: float = 0.0) -> float:
+    return month_start(now) if span == MONTH else now - span - slack
 
 
 def _amount(spend: Spend, metric: str) -> int:
@@ -108,10 +127,11 @@ def _subject(limit_scope: str, connection: str, alias: str) -> str:
 
 
 def check_limit(limit: UserLimit, spends: list[Spend], tokens: int, now: float, connection: str,
-                alias: str) -> Block | None:
-    """Does one more call fit under this limit? ``spends`` are this limit's scope, oldest first."""
+                alias: str, slack: float = 0.0) -> Block | None:
+    """Does one more call fit under this limit? ``spends`` are this limit's scope, oldest first; a
+    window looks back ``slack`` seconds longer than its span."""
     metric, span, window = SPANS[limit.name]
-    since = window_start(span, now)
+    since = window_start(span, now, slack)
     counted = [s for s in spends if s.t >= since]
     used, need = sum(_amount(s, metric) for s in counted), _need(metric, tokens)
     if used + need <= limit.value:
@@ -127,17 +147,52 @@ def check_limit(limit: UserLimit, spends: list[Spend], tokens: int, now: float, 
     for s in counted:
         freed += _amount(s, metric)
         if used - freed + need <= limit.value:
-            return Block(what, s.t + span)
-    return Block(what, now + span)
+            return Block(what, s.t + span + slack)
+    return Block(what, now + span + slack)
 
 
-def check_quota(q: StoredQuota, spends: list[Spend], tokens: int, now: float) -> Block | None:
-    """A provider's reported window: its ``remaining`` minus what was sent since it said so."""
+def renewed(q: StoredQuota, now: float) -> bool:
+    """A reported window that reset, was nearly used up when last reported (calls may be queued
+    behind it), and whose successor (as long as it was) is not over: ``store.limits.APPLIES_SQL``."""
     r = q.record
-    if r.remaining is None or r.reset_at is None or r.reset_at <= now:
+    return (r.reset_at is not None and r.reset_at <= now < r.reset_at + WINDOW_SECONDS.get(r.window, 60.0)
+            and r.limit is not None and r.remaining is not None and r.remaining * 4 <= r.limit)
+
+
+def quota_since(q: StoredQuota, now: float, slack: float = 0.0) -> float:
+    """Where the spends that count against a reported window begin."""
+    return q.record.reset_at - slack if renewed(q, now) and q.record.reset_at is not None else q.observed_at
+
+
+def quota_left(q: StoredQuota, spends: list[Spend], now: float, slack: float = 0.0) -> tuple[int, float] | None:
+    """What a reported window has left and when it next frees, or None when it no longer applies.
+
+    While it runs: its ``remaining`` minus every call in flight (no reply has reported on those, in
+    whatever order they reach the provider) and the calls settled since without a report. Once it
+    reset (``renewed``): its ``limit`` minus what was sent since the reset (and what, sent within
+    ``slack`` before it, is still in flight: it may land in the new window), until one window
+    length after it. A call settled before the reset was counted in the old window: had its reply
+    reported the new one, the window would be running again."""
+    r = q.record
+    if r.reset_at is not None and r.reset_at > now and r.remaining is not None:
+        unseen = sum(_amount(s, r.metric) for s in spends if s.inflight or s.t > q.observed_at)
+        return r.remaining - unseen, r.reset_at
+    if renewed(q, now) and r.reset_at is not None and r.limit is not None:
+        reset = r.reset_at  # what was sent since, and what is still on its way from just before
+        left = r.limit - sum(_amount(s, r.metric) for s in spends
+                             if s.t >= reset or (s.inflight and s.t >= reset - slack))
+        return left, r.reset_at + WINDOW_SECONDS.get(r.window, 60.0)
+    return None
+
+
+def check_quota(q: StoredQuota, spends: list[Spend], tokens: int, now: float, slack: float = 0.0) -> Block | None:
+    """A provider's reported window (``quota_left``): does one more call fit?"""
+    r = q.record
+    found = quota_left(q, spends, now, slack)
+    if found is None:
         return None
-    sent = sum(_amount(s, r.metric) for s in spends if s.t >= q.observed_at)
-    available, need = r.remaining - sent, _need(r.metric, tokens)
+    available, free_at = found
+    need = _need(r.metric, tokens)
     if available > 0 and need <= available:
         return None
     who = f"model {q.alias}" if q.alias else f"connection {q.connection}"
@@ -145,15 +200,18 @@ def check_quota(q: StoredQuota, spends: list[Spend], tokens: int, now: float) ->
     what = f"{r.metric} per {r.window or 'window'}{limit} on {who} (reported by the provider): {max(0, available):,} left"
     if r.limit is not None and need > r.limit:
         return Block(f"{what}, and this call alone is about {need:,}", None)
-    return Block(what, r.reset_at)
+    return Block(what, free_at, guess=r.reset_at is not None and r.reset_at <= now)
 
 
 def worst(blocks: list[Block]) -> Block | None:
-    """Every block must clear: the one that frees last (or never) decides."""
+    """Every block must clear: the one that frees last (or never) decides; a sure one beats a guess."""
     if not blocks:
         return None
     never = [b for b in blocks if b.free_at is None]
-    return never[0] if never else max(blocks, key=lambda b: b.free_at or 0.0)
+    if never:
+        return never[0]
+    sure = [b for b in blocks if not b.guess]
+    return max(sure or blocks, key=lambda b: b.free_at or 0.0)
 
 
 def refusal(block: Block, now: float) -> RateLimited:
@@ -187,45 +245,54 @@ class Pacer:
         self.db = db
         self.policy = policy
 
-    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float) -> int | None:
-        """Wait until the call fits or raise ``Refused``; returns its in-flight ticket, if it needs one.
+    async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float, *,
+                    past_pause: bool = False) -> Admission:
+        """Wait until the call fits or raise ``Refused``; returns its ``Admission``.
 
         ``deadline`` is wall-clock (epoch seconds), since windows are shared across processes.
+        ``past_pause``: a paused connection still takes this one call (health's confirming call of a
+        failure that paused it: a 402 must be seen twice before its model retires); rests and
+        limits still apply.
         """
         while True:
             now = time.time()
-            if gate.paused_until and gate.paused_until > now:
+            if gate.paused_until and gate.paused_until > now and not past_pause:
                 raise Refused(AuthOrBilling(
                     f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
                     f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it"
                     f" (POST /api/limits/resume)"))
             resting = gate.rest_until is not None and gate.rest_until > now
-            ticket, block = None, None
             if resting:
-                block = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}", gate.rest_until)
+                block: Block | None = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}",
+                                            gate.rest_until)
             elif gate.limited:
-                ticket, block = await self._try(gate, alias, tokens, deadline, now)
-            if block is None:
-                return ticket
-            too_late = block.free_at is None or block.free_at > deadline - self.policy.margin
+                admission, block = await self._try(gate, alias, tokens, deadline)
+                if admission is not None:
+                    return admission
+            else:
+                return Admission(None, time.time())
+            assert block is not None
+            too_late = block.free_at is None or (block.free_at > deadline - self.policy.margin and not block.guess)
             if resting and (too_late or (block.free_at or now) - now > self.policy.short_wait):
                 raise Refused(rest_refusal(alias, gate, now))  # a panel never waits out a long rest
-            if too_late:
-                rest = None if block.free_at is None else (block.free_at, f"pacing: {block.what}")
+            if too_late or now >= deadline - self.policy.margin:
+                rest = None if block.free_at is None or block.guess else (block.free_at, f"pacing: {block.what}")
                 raise Refused(refusal(block, now), rest)
-            await anyio.sleep(max(0.01, min(block.free_at - now, self.policy.recheck)))
+            assert block.free_at is not None
+            await anyio.sleep(max(0.01, min(block.free_at - now, self.policy.recheck, deadline - self.policy.margin - now)))
             gate = await store.gate(self.db, gate.endpoint.name, alias, time.time()) or gate
 
-    async def _try(self, gate: Gate, alias: str, tokens: int, deadline: float,
-                   now: float) -> tuple[int | None, Block | None]:
+    async def _try(self, gate: Gate, alias: str, tokens: int,
+                   deadline: float) -> tuple[Admission | None, Block | None]:
         async with self.db.transaction() as tx:
+            now = time.time()  # inside the writer's lock: no process lets a call go between this and the insert
             await store.expire_inflight(tx, now)
             block = await self.blocking(tx, gate.connection, alias, tokens, now)
             if block is not None:
                 return None, block
             ticket = await store.add_inflight(tx, gate.connection, alias, tokens, now,
                                               deadline + self.policy.inflight_grace)
-            return ticket, None
+            return Admission(ticket, now), None
 
     async def blocking(self, reader: store.Reader, connection: str, alias: str, tokens: int,
                        now: float) -> Block | None:
@@ -233,17 +300,18 @@ class Pacer:
         quotas = await store.live_quotas(reader, connection, alias, now)
         if not limits and not quotas:
             return None
+        slack = self.policy.slack
         scopes: dict[str, float] = {}
         for limit in limits:
             key = "connection" if limit.scope == "connection" else "model"
-            scopes[key] = min(scopes.get(key, now), window_start(SPANS[limit.name][1], now))
+            scopes[key] = min(scopes.get(key, now), window_start(SPANS[limit.name][1], now, slack))
         for q in quotas:
             key = "model" if q.alias else "connection"
-            scopes[key] = min(scopes.get(key, now), q.observed_at)
+            scopes[key] = min(scopes.get(key, now), quota_since(q, now, slack))
         spent = {key: await store.spends(reader, connection, alias if key == "model" else None, since)
                  for key, since in scopes.items()}
-        blocks = [check_limit(limit, spent[limit.scope], tokens, now, connection, alias) for limit in limits]
-        blocks += [check_quota(q, spent["model" if q.alias else "connection"], tokens, now) for q in quotas]
+        blocks = [check_limit(limit, spent[limit.scope], tokens, now, connection, alias, slack) for limit in limits]
+        blocks += [check_quota(q, spent["model" if q.alias else "connection"], tokens, now, slack) for q in quotas]
         return worst([b for b in blocks if b is not None])
 
 
@@ -259,7 +327,7 @@ def retry_wait(policy: PacingPolicy, error: ProviderError, attempt: int) -> floa
     if attempt > policy.retries:
         return None
     status = error.upstream_status
-    backoff = policy.backoff * 2 ** (attempt - 1)
+    backoff = policy.backoff * 2.0 ** (attempt - 1)
     if isinstance(error, RateLimited):
         wait = error.retry_after if error.retry_after is not None else quota.wait_in_text(error.message)
         return wait if status == 429 and wait is not None and wait <= policy.short_wait else None
@@ -338,42 +406,43 @@ def consequences(policy: PacingPolicy, s: Settlement, gate: Gate, error: BaseExc
         wait = error.retry_after if wait is None else wait
         s.quotas += quota.records_from_body(envelope, now, wait)
         s.learned += quota.learned_limits(message)
-        s.rest = (now + _clamp(policy, policy.default_rest if wait is None else wait), f"upstream 429: {message[:200]}")
+        s.rest = (now + _clamp(policy, policy.default_rest if wait is None else wait), prefixed("upstream 429", message)[:214])
     elif isinstance(error, UpstreamTimeout):
         s.strike = (policy.strike_limit, now + policy.strike_rest, f"{policy.strike_limit} timeouts in a row")
     elif error.upstream_status is not None and error.upstream_status >= 500:
         wait = error.retry_after if error.retry_after is not None else policy.failure_rest
-        s.rest = (now + _clamp(policy, wait), f"upstream {error.upstream_status}: {message[:200]}")
+        s.rest = (now + _clamp(policy, wait), prefixed(f"upstream {error.upstream_status}", message)[:214])
 
 
 
 # -- what is used and left, for GET /bench/quotas --
 
-def limit_window(limit: UserLimit, spends: list[Spend], now: float) -> dict[str, Any]:
+def limit_window(limit: UserLimit, spends: list[Spend], now: float, slack: float = 0.0) -> dict[str, Any]:
     metric, span, window = SPANS[limit.name]
-    counted = [s for s in spends if s.t >= window_start(span, now)]
+    counted = [s for s in spends if s.t >= window_start(span, now, slack)]
     used = sum(_amount(s, metric) for s in counted)
     if span == MONTH:
         resets = next_month(now) if used else None
     else:
-        resets = counted[0].t + span if counted else None
+        resets = counted[0].t + span + slack if counted else None
     return {"metric": metric, "window": window, "limit": limit.value, "used": used,
             "remaining": max(0, limit.value - used), "resets_at": quota.iso(resets),
             "alias": limit.subject if limit.scope == "model" else None, "source": limit.source, "name": limit.name}
 
 
-def quota_window(q: StoredQuota, spends: list[Spend], now: float) -> dict[str, Any]:
+def quota_window(q: StoredQuota, spends: list[Spend], now: float, slack: float = 0.0) -> dict[str, Any]:
+    """A reported window as the pacer sees it now (``quota_left``); one no longer applying as last reported."""
     r = q.record
-    live = r.reset_at is not None and r.reset_at > now
-    sent = sum(_amount(s, r.metric) for s in spends if s.t >= q.observed_at) if live else 0
-    remaining = None if r.remaining is None else (max(0, r.remaining - sent) if live else r.remaining)
+    found = quota_left(q, spends, now, slack)
+    remaining, resets = (r.remaining, r.reset_at) if found is None else (max(0, found[0]), found[1])
     used = r.limit - remaining if r.limit is not None and remaining is not None else None
     return {"metric": r.metric, "window": r.window or None, "limit": r.limit, "used": used, "remaining": remaining,
-            "resets_at": quota.iso(r.reset_at), "alias": q.alias or None, "source": r.source,
+            "resets_at": quota.iso(resets), "alias": q.alias or None, "source": r.source,
             "observed_at": quota.iso(q.observed_at)}
 
 
-async def _windows(db: Database, owners: dict[str, str], now: float) -> dict[str, list[dict[str, Any]]]:
+async def _windows(db: Database, owners: dict[str, str], now: float,
+                   slack: float) -> dict[str, list[dict[str, Any]]]:
     """Every limit and reported quota per connection, with what is used and left: one spends query
     per subject (connection or model), from the earliest moment any of its windows looks back to."""
     shown: list[tuple[str, str | None, float, UserLimit | StoredQuota]] = []
@@ -381,9 +450,9 @@ async def _windows(db: Database, owners: dict[str, str], now: float) -> dict[str
         connection = limit.subject if limit.scope == "connection" else owners.get(limit.subject)
         if connection is not None:
             alias = limit.subject if limit.scope == "model" else None
-            shown.append((connection, alias, window_start(SPANS[limit.name][1], now), limit))
+            shown.append((connection, alias, window_start(SPANS[limit.name][1], now, slack), limit))
     for q in await store.shown_quotas(db, now - 7 * 86400):
-        shown.append((q.connection, q.alias or None, q.observed_at, q))
+        shown.append((q.connection, q.alias or None, min(q.observed_at, quota_since(q, now, slack)), q))
     since: dict[tuple[str, str | None], float] = {}
     for connection, alias, start, _ in shown:
         since[connection, alias] = min(since.get((connection, alias), start), start)
@@ -391,16 +460,18 @@ async def _windows(db: Database, owners: dict[str, str], now: float) -> dict[str
     by_connection: dict[str, list[dict[str, Any]]] = {}
     for connection, alias, _, item in shown:
         spends = spent[connection, alias]
-        window = limit_window(item, spends, now) if isinstance(item, UserLimit) else quota_window(item, spends, now)
+        window = (limit_window(item, spends, now, slack) if isinstance(item, UserLimit)
+                  else quota_window(item, spends, now, slack))
         by_connection.setdefault(connection, []).append(window)
     return by_connection
 
 
-async def overview(db: Database, now: float) -> dict[str, Any]:
-    """Per connection: every window with what is used and left and when it resets, who rests, pauses."""
+async def overview(db: Database, now: float, slack: float = PacingPolicy.slack) -> dict[str, Any]:
+    """Per connection: every window with what is used and left and when it resets, who rests, pauses
+    (counted as the pacer counts them, ``slack`` included)."""
     owners = await store.model_connections(db)
     names = set(await store.connections(db))
-    by_connection = await _windows(db, owners, now)
+    by_connection = await _windows(db, owners, now, slack)
     resting: dict[str, list[dict[str, Any]]] = {}
     for r in await store.rests(db, now):
         resting.setdefault(owners.get(r["alias"], r["connection"]), []).append(

@@ -187,7 +187,8 @@ def records_from_body(error: Mapping[str, Any], now: float, wait: float | None) 
             scope = "model" if "permodel" in quota_id.lower() else "connection"
             records.append(QuotaRecord(metric, window, _int(str(v.get("quotaValue", ""))), 0, reset, scope, "body"))
     metadata = error.get("metadata")
-    copied = metadata.get("headers") if isinstance(metadata, dict) else None
+    metadata = metadata if isinstance(metadata, dict) else {}
+    copied = metadata.get("headers")
     if isinstance(copied, dict):
         message = f"{error.get('message', '')} {metadata.get('limit_source', '')}"
         headers = {str(k): str(v) for k, v in copied.items()}
@@ -213,7 +214,9 @@ def retry_after(headers: Mapping[str, str], now: float) -> float | None:
 
 
 def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: str, now: float) -> float | None:
-    """How long the provider asked us to wait, in seconds, from every place it may say so."""
+    """How long the provider asked us to wait, in seconds, from every place it may say so: the
+    retry headers, Gemini's RetryInfo, the body, the message, then the latest reset among the
+    windows its headers report used up, then a bare ``x-ratelimit-reset``."""
     in_headers = retry_after(headers, now)
     if in_headers is not None:
         return in_headers
@@ -227,6 +230,10 @@ def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: s
     phrase = wait_in_text(message or str(error.get("message", "")))
     if phrase is not None:
         return phrase
+    used_up = [r.reset_at for r in records_from_headers(headers, "", now, status=429, message=message)
+               if r.remaining is not None and r.remaining <= 0 and r.reset_at is not None]
+    if used_up:  # "remaining 0, resets in 2s": the window reopens then (every used-up one must)
+        return max(0.0, max(used_up) - now)
     reset = {k.lower(): v for k, v in headers.items()}.get("x-ratelimit-reset")
     moment = parse_reset(reset, now) if reset else None
     return None if moment is None else max(0.0, moment - now)

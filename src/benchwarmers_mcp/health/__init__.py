@@ -1,0 +1,1 @@
+"""The bench looks after itself: probes, the auto-retire rules, alerts and the onboarding queue."""

@@ -1,0 +1,42 @@
+"""At a glance: the first run, one step at a time, until the bench has answered once; then what
+needs doing, the roster (every model: status, role, context, what it can do, helped useful of
+judged, suite recall, last answer) with filters, and the helped share per model as a chart and its table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import limits as limit_store
+from benchwarmers_mcp.store import stats
+from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
+from benchwarmers_mcp.web.registry import Page, View
+
+
+async def load(view: View) -> dict[str, Any]:
+    db = view.ctx.db
+    counts = await stats.counts(db)
+    suite = await suite_recall(view.ctx)
+    models = [{**m, "suite": suite.get(m["alias"])} for m in await roster(view.ctx)]
+    collections = await collection_store.list_all(db)
+    return {
+        "counts": counts,
+        "run": first_run(counts),
+        "models": models,
+        "active": [m for m in models if not m["retired"]],
+        "judged": sorted((m for m in models if m["judged"]), key=lambda m: (-m["useful"] / m["judged"], m["alias"])),
+        "connections": sorted({m["connection"] for m in models}),
+        "statuses": sorted({m["status"] for m in models}),
+        "roles": sorted({m["role"] for m in models}),
+        "alerts": await limit_store.open_alerts(db),
+        "pending": await limit_store.pending_retirements(db),
+        "rests": await limit_store.rests(db, view.now),
+        "first_collection": collections[0].name if collections else None,
+        "default_endpoint": await default_endpoint(view.ctx),
+    }
+
+
+PAGE = Page("/", "At a glance", "Bench", 10, "glance.html", load,
+            live=frozenset({"seat", "panel", "verdict", "change", "alert", "route"}),
+            scripts=("onboard.js", "vendor/uplot/uPlot.iife.min.js", "charts.js"),
+            styles=("vendor/uplot/uPlot.min.css",))

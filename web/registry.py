@@ -1,0 +1,84 @@
+"""The page registry: every module in ``web/pages/`` that defines ``PAGE`` is a page.
+
+A page is one small module and one template. The module says where the page lives, its title
+(the sidebar link's text), its sidebar group and place, the template, the event kinds that
+refresh it, any extra static files, and ``load(view)``, which returns what the template needs.
+Nothing else is registered anywhere: a new module with a ``PAGE`` shows up in the sidebar, and
+the route table's one page entry (``routes.PAGES``, ``/{page:page}``: the root or any one segment
+no other route begins with) already answers its path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+
+from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.routes import is_page
+
+GROUPS = ("Bench", "Gateway", "Observe", "Control")
+EVENT_KINDS = frozenset({"seat", "panel", "verdict", "change", "alert", "route"})
+
+
+@dataclass(frozen=True)
+class View:
+    """What a page's ``load`` is given: the engine's context, the request and the time."""
+
+    ctx: Context
+    request: Request
+    now: float = field(default_factory=time.time)
+
+    def arg(self, name: str, default: str = "") -> str:
+        return (self.request.query_params.get(name) or default).strip()
+
+
+Loader = Callable[[View], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str  # where it is served: "/" or "/ask"
+    title: str  # the sidebar link, the heading and the <title>
+    group: str  # the sidebar group (GROUPS)
+    order: int  # its place in the group
+    template: str  # in web/templates/
+    load: Loader
+    live: frozenset[str] = frozenset()  # event kinds that refresh its live regions
+    scripts: tuple[str, ...] = ()  # static files beyond app.js (and app.css), e.g. "charts.js"
+    styles: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.group not in GROUPS:
+            raise ValueError(f"page {self.title!r}: group is one of {', '.join(GROUPS)}")
+        if self.path != "/" and (not self.path.startswith("/") or self.path.endswith("/") or not is_page(self.path)):
+            raise ValueError(f"page {self.title!r}: its path is / or one segment (/ask) that no other route "
+                             "begins with: not /api, /static, /login, /health, nor a gateway route (/v1, /bench, "
+                             "/models, /mcp ...)")
+        unknown = self.live - EVENT_KINDS
+        if unknown:
+            raise ValueError(f"page {self.title!r}: unknown event kinds {sorted(unknown)}")
+
+
+def discover(package: str = "benchwarmers_mcp.web.pages") -> list[Page]:
+    """Every page, in sidebar order (group, then order). Two pages on one path are refused."""
+    found: list[Page] = []
+    module = importlib.import_module(package)
+    for info in pkgutil.iter_modules(module.__path__):
+        page = getattr(importlib.import_module(f"{package}.{info.name}"), "PAGE", None)
+        if isinstance(page, Page):
+            found.append(page)
+    paths = [p.path for p in found]
+    twice = sorted({p for p in paths if paths.count(p) > 1})
+    if twice:
+        raise ValueError(f"two pages on one path: {', '.join(twice)}")
+    return sorted(found, key=lambda p: (GROUPS.index(p.group), p.order, p.title))
+
+
+def sidebar(pages: list[Page]) -> list[tuple[str, list[Page]]]:
+    return [(g, [p for p in pages if p.group == g]) for g in GROUPS if any(p.group == g for p in pages)]

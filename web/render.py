@@ -1,0 +1,103 @@
+"""Pages rendered on the server with Jinja2 (autoescaped: every value is escaped unless a
+template says otherwise, and none does), with the filters every page shares."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from benchwarmers_mcp.web.assets import Assets
+from benchwarmers_mcp.web.security import HEADERS
+
+TEMPLATES = Path(__file__).parent / "templates"
+GZIP_FROM = 1400  # bytes: smaller pages go as they are
+
+
+def when(ts: float | None) -> str:
+    if not ts:
+        return "never"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def day(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else ""
+
+
+def iso(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
+
+
+def ago(ts: float | None, now: float | None = None) -> str:
+    if not ts:
+        return "never"
+    seconds = max(0, int((now or time.time()) - ts))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+def until(ts: float | None, now: float | None = None) -> str:
+    if not ts:
+        return ""
+    seconds = max(0, int(ts - (now or time.time())))
+    if seconds >= 3600:
+        return f"in {seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"in {seconds // 60} min" if seconds >= 60 else f"in {seconds} s"
+
+
+def num(value: float | int | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def tokens(value: int | None) -> str:
+    """A context or output size: 128000 -> 128k."""
+    if not value:
+        return "—"
+    for decimal, binary, unit in ((1_000_000, 1 << 20, "M"), (1000, 1 << 10, "k")):
+        if value >= decimal and value % decimal == 0:  # 128000 -> 128k
+            return f"{value // decimal}{unit}"
+        if value >= binary and value % binary == 0:  # 131072 -> 128k, 16384 -> 16k
+            return f"{value // binary}{unit}"
+    if value >= 1000:  # 1500 -> 1.5k
+        return f"{round(value / 1_000_000, 1):g}M" if value >= 1_000_000 else f"{round(value / 1000, 1):g}k"
+    return str(value)
+
+
+def share(useful: int, judged: int) -> str:
+    return f"{100 * useful / judged:.0f}%" if judged else "—"
+
+
+def yesno(value: bool | None) -> str:
+    return "unknown" if value is None else "yes" if value else "no"
+
+
+def environment(assets: Assets) -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
+    env.globals["asset"] = assets.url
+    env.filters.update(when=when, day=day, iso=iso, ago=ago, until=until, num=num, tokens=tokens, yesno=yesno)
+    env.globals["share"] = share
+    return env
+
+
+def html(request: Request, body: str, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """An HTML page with the dashboard's headers, gzipped when the browser takes it and it is worth it."""
+    out = {**HEADERS, "Cache-Control": "no-store", "Vary": "Accept-Encoding", **(headers or {})}
+    data = body.encode()
+    if len(data) >= GZIP_FROM and "gzip" in (request.headers.get("accept-encoding") or ""):
+        data, out["Content-Encoding"] = gzip.compress(data, 6), "gzip"
+    return HTMLResponse(data, status_code=status, headers=out)
+
+
+def render(env: Environment, request: Request, template: str, context: dict[str, Any], status: int = 200) -> Response:
+    return html(request, env.get_template(template).render(context), status)
