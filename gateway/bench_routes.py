@@ -1,4 +1,8 @@
-"""``/bench/*``: verdicts, pending verdicts and the record. Errors in OpenAI's shape."""
+"""``/bench/*``: verdicts, pending verdicts and the record. Errors in OpenAI's shape.
+
+A scoped gateway key reaches only its own collections' calls: a verdict on another collection's
+call and another collection's record are refused 403; ``pending`` leaves other collections' calls
+out (see ``store/verdicts.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest
-from benchwarmers_mcp.inbound import context, guarded, key_name, read_json, render_error
+from benchwarmers_mcp.inbound import access_of, context, guarded, read_json, render_error
 from benchwarmers_mcp.store import verdicts
 
 
@@ -15,7 +19,7 @@ from benchwarmers_mcp.store import verdicts
 async def post_verdict(request: Request) -> Response:
     ctx = context(request)
     verdict = parse_verdict(await read_json(request, ctx.settings.max_body))
-    recorded, written = await verdicts.record(ctx.db, verdict, key_name=key_name(request))
+    recorded, written = await verdicts.record(ctx.db, verdict, access=access_of(request))
     return JSONResponse({"ok": True, "written": written, "recorded": recorded.as_dict()})
 
 
@@ -26,7 +30,7 @@ async def post_pending(request: Request) -> Response:
     calls = body.get("calls")
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls) or len(calls) > 5000:
         raise BadRequest("calls must be a list of call ids (at most 5,000)")
-    return JSONResponse({"pending": await verdicts.pending(ctx.db, calls)})
+    return JSONResponse({"pending": await verdicts.pending(ctx.db, calls, access=access_of(request))})
 
 
 @guarded(render_error)
@@ -38,4 +42,4 @@ async def get_record(request: Request) -> Response:
     name = collection if collection.startswith("bench/") else f"bench/{collection}"
     task = request.query_params.get("task") or None
     return JSONResponse({"collection": name, "task": task,
-                         "aliases": await verdicts.record_counts(ctx.db, name, task)})
+                         "aliases": await verdicts.record_counts(ctx.db, name, task, access=access_of(request))})

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.inbound import loads_strict
 
 
 def arguments_text(value: Any, where: str) -> str:
@@ -20,9 +21,9 @@ def arguments_text(value: Any, where: str) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, str):
         try:
-            json.loads(value or "{}")
-        except ValueError:
-            raise BadRequest(f"{where} must be a JSON object (or JSON text)") from None
+            loads_strict(value or "{}", where)
+        except BadRequest as e:
+            raise BadRequest(f"{where} must be a JSON object (or JSON text): {e.message}") from None
         return value or "{}"
     raise BadRequest(f"{where} must be a JSON object")
 

@@ -292,7 +292,7 @@ def test_collections_are_saved_edited_and_deleted(api: httpx.Client, upstream: s
         ({"name": "reviewers", "reply": "loud"}, "reply must be one of"),
         ({"name": "reviewers", "shape": "poetry"}, "unknown shape"),
         ({"name": "Bad!", "members": ["a1"]}, "collection name"),
-        ({"name": "reviewers", "tags": ["Not A Tag"]}, "tags"),
+        ({"name": "reviewers", "tags": ["Not A Tag"]}, "cannot be a tag"),
         ({"name": "reviewers", "members": "a1,b2"}, "members"),
     ]:
         refused = post(api, "/api/collection", body)

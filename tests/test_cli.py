@@ -78,7 +78,7 @@ def test_bad_usage_found_by_the_client_also_exits_2(bench_with_models: str, tmp_
     refused = bench(bench_with_models, "ask", "core", "look", "-f", str(binary))
     assert refused.returncode == 2 and "not a UTF-8 text file" in refused.stderr
     empty = bench(bench_with_models, "ask", "core")
-    assert empty.returncode == 2 and "prompt is empty" in empty.stderr
+    assert empty.returncode == 2 and "bench ask takes a collection, then the prompt" in empty.stderr
     timeout = bench(bench_with_models, "status", BENCHWARMERS_TIMEOUT="soon")
     assert timeout.returncode == 2 and "BENCHWARMERS_TIMEOUT" in timeout.stderr
     nothing = bench(bench_with_models, "model", "set", "alpha")

@@ -27,8 +27,8 @@ from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
-SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Settings",
-           "Info"]
+SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Health",
+           "Settings", "Info"]
 TOKEN = "a-long-enough-admin-token-for-tests"
 
 
@@ -183,16 +183,17 @@ def test_a_new_page_is_one_module_and_one_template(api: httpx.Client, tmp_path: 
     (package / "checks.py").write_text(
         "from benchwarmers_mcp.web.registry import Page\n\n"
         "async def load(view):\n    return {'message': 'every probe answered'}\n\n"
-        "PAGE = Page('/health-checks', 'Health', 'Observe', 30, 'error.html', load, live=frozenset({'alert'}))\n")
+        "PAGE = Page('/probe-notes', 'Notes', 'Observe', 40, 'error.html', load, live=frozenset({'alert'}))\n")
     monkeypatch.syspath_prepend(str(package.parent))
     monkeypatch.setattr(site_module, "discover", lambda: real_discover() + real_discover("more_pages"))
     site_module.site.cache_clear()
     try:
-        reply = api.get("/health-checks")
+        reply = api.get("/probe-notes")
         assert reply.status_code == 200 and "every probe answered" in reply.text
-        assert "<h1>Health</h1>" in reply.text and 'data-live="alert"' in reply.text
-        after = SIDEBAR.index("Logs") + 1  # the last of its group (Observe, order 30)
-        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:after], "Health", *SIDEBAR[after:]]
+        live = reply.text.split('data-live="', 1)[1].split('"', 1)[0].split()
+        assert "<h1>Notes</h1>" in reply.text and "alert" in live  # its own, with the banner's and chip's
+        after = SIDEBAR.index("Health") + 1  # the last of its group (Observe, order 40)
+        assert links(api.get("/").text) == ["Benchwarmers", *SIDEBAR[:after], "Notes", *SIDEBAR[after:]]
     finally:
         site_module.site.cache_clear()
 

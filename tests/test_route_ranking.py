@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.engine import ranking
 from benchwarmers_mcp.engine.route import member_request, sticky_key
 from benchwarmers_mcp.errors import BadRequest, NobodySeatable, TooLarge
@@ -94,11 +95,12 @@ async def test_useful_verdicts_rank_first_from_panels_and_routes(db: Database) -
     await create_panel(db, PanelRecord("p1", time.time(), "bench/c", "general", "default", "all", "local", None,
                                        "q", []))
     await record_seat(db, SeatRecord("p1.member3", "p1", "member3", "member", "c", "ok", 1.0, "answer"))
-    await verdicts.record(db, Verdict("p1.member3", True))
+    await verdicts.record(db, Verdict("p1.member3", True), access=Access.unscoped())
     claim = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60)
     call_b = await route_store.assign_member(db, claim.conversation.id, "b", "bench/c")
-    await verdicts.record(db, Verdict(call_b, True))
-    await verdicts.record(db, Verdict(f"{claim.conversation.id}.1", True, note="twice counts once"))
+    await verdicts.record(db, Verdict(call_b, True), access=Access.unscoped())
+    await verdicts.record(db, Verdict(f"{claim.conversation.id}.1", True, note="twice counts once"),
+                          access=Access.unscoped())
     assert await ranking.record_scores(db, ["a", "b", "c"]) == {"a": 0, "b": 1, "c": 1}
     b, c = await models.get(db, "b"), await models.get(db, "c")
     assert [m.alias for m in await ranking.rank(db, [a, b, c])] == ["b", "c", "a"]

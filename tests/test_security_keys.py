@@ -69,7 +69,7 @@ async def test_bad_key_requests_are_400(settings: Settings, home: Path) -> None:
     await seeded(home)
     async with app_client(settings) as client:
         await make_key(client, "taken")
-        for body, words in (({"name": "Bad Name"}, "a key name"), ({"name": "x"}, "a key name"),
+        for body, words in (({"name": "Bad Name"}, "cannot be a gateway key name"), ({"name": "x"}, "2 to 32 characters"),
                             ({"name": "local"}, "reserved"), ({"name": "taken"}, "exists"),
                             ({"name": "k1", "rpm": 0}, "rpm"), ({"name": "k1", "rpm": 10_001}, "rpm"),
                             ({"name": "k1", "rpm": "5"}, "rpm"), ({"name": "k1", "rpm": True}, "rpm"),

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.store import Database, calls, routes, verdicts
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import events as event_store
@@ -34,7 +35,7 @@ async def a_panel(db: Database) -> str:
 async def test_each_write_brings_its_event_in_the_same_statement(home: Path) -> None:
     async with Database(home / "b.db") as db:
         panel = await a_panel(db)
-        await verdicts.record(db, Verdict(f"{panel}.member1", True))
+        await verdicts.record(db, Verdict(f"{panel}.member1", True), access=Access.unscoped())
         await collection_store.save_gateway_settings(db, GatewaySettings(4, 1))
         async with db.transaction() as tx:
             await limit_store.raise_alert(tx, "auth", "groq", "the key was refused")

@@ -25,6 +25,7 @@ from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.inbound import context
 from benchwarmers_mcp.routes import normal_path
+from benchwarmers_mcp.web import action_needed, onboarding_chip
 from benchwarmers_mcp.web.assets import Assets
 from benchwarmers_mcp.web.registry import Page, View, discover, sidebar
 from benchwarmers_mcp.web.render import environment, render
@@ -85,7 +86,20 @@ async def page(request: Request) -> Response:
     except Exception:
         log.exception("the %s page failed", current.title)
         return _error(request, s, shared, BenchError("internal error; the server log has the details"))
-    return render(s.env, request, current.template, {**shared, **data, "page": current, "events_after": after})
+    return render(s.env, request, current.template, {**shared, **data, **await _around(view, current),
+                                                      "page": current, "events_after": after})
+
+
+async def _around(view: View, current: Page) -> dict[str, Any]:
+    """What every page shows around its own content: "Action needed" and the onboarding chip, and
+    the event kinds that keep them live (added to the page's own)."""
+    try:
+        chip = await onboarding_chip.load(view)
+    except Exception:
+        log.exception("the onboarding chip failed")
+        chip = onboarding_chip.Chip()
+    return {"action_needed": await action_needed.load(view), "onboarding": chip,
+            "live_kinds": sorted(current.live | action_needed.live_kinds() | onboarding_chip.LIVE)}
 
 
 def safe_next(target: str) -> str:

@@ -8,8 +8,11 @@
     ├── Forbidden (403)
     ├── NotFound (404)
     │   └── UnknownCollection (404)
+    ├── RequestTimeout (408)       the body did not arrive in time
     ├── TooLarge (413)
     ├── UnsupportedMediaType (415)
+    ├── HeadersTooLarge (431)
+    ├── HungUp (499)               the client went away mid-request: logged, answered to nobody
     ├── TooManyRequests (429)      carries retry_after
     ├── BadGateway (502)
     ├── NobodySeatable (503)
@@ -65,12 +68,27 @@ class UnknownCollection(NotFound):
     pass
 
 
+class RequestTimeout(BenchError):
+    status = 408
+
+
 class TooLarge(BenchError):
     status = 413
 
 
 class UnsupportedMediaType(BenchError):
     status = 415
+
+
+class HeadersTooLarge(BenchError):
+    status = 431
+
+
+class HungUp(BenchError):
+    """The client closed the connection before its request arrived whole. Nobody reads the answer;
+    the status (nginx's 499) is for the access log."""
+
+    status = 499
 
 
 class TooManyRequests(BenchError):

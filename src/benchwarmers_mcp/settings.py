@@ -6,14 +6,25 @@ separate client program, reads its own few variables).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 DEFAULT_PORT = 8122
 FALSE_WORDS = {"", "0", "false", "no", "off"}
+
+
+class BadSettings(ValueError):
+    """The environment holds settings that cannot be used: ``problems`` says each in a sentence
+    naming the variable and what it takes (the CLI prints them as one line and exits)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 def default_home(env: Mapping[str, str] = os.environ) -> Path:
@@ -47,6 +58,43 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+class _Reader:
+    """Numbers from the environment, each problem noted instead of raised, so every bad variable is
+    named at once and none ends in a traceback."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.problems: list[str] = []
+
+    def port(self, name: str, default: int) -> int:
+        raw = (self.env.get(name) or "").strip()
+        if not raw:
+            return default
+        if not raw.isdigit() or not 1 <= int(raw) <= 65535:
+            self.problems.append(f"{name} must be a port number from 1 to 65535, not {raw[:40]!r}")
+            return default
+        return int(raw)
+
+    def seconds(self, name: str, default: float) -> float:
+        raw = (self.env.get(name) or "").strip()
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            self.problems.append(f"{name} must be a number of seconds above 0, not {raw[:40]!r}")
+            return default
+        return value
+
+
+def _token(value: str | None) -> str | None:
+    """A secret from the environment, surrounding whitespace stripped; unset or empty is None, but
+    whitespace only is "" (set, so the start-up check refuses it as too short)."""
+    return None if not value else value.strip()
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -66,6 +114,13 @@ class Settings:
     route_first_token: float = 90.0  # route mode: no first token in this long fails over
     route_stream_wait: float = 15.0  # route mode: a streamed turn's 200 waits this long for a first piece
     route_turn_timeout: float = 600.0  # route mode: the whole turn
+    # the connection: idle between requests, a request head, a request body (each a deadline, not
+    # a gap between bytes, so a client that trickles gains nothing), and the head's size and count
+    keep_alive_timeout: float = 5.0
+    head_timeout: float = 10.0
+    body_timeout: float = 120.0
+    max_head_bytes: int = 32 * 1024
+    max_headers: int = 100
     catalog_models_dev_url: str = "https://models.dev/api.json"  # catalog refresh feeds ('' leaves one out)
     catalog_openrouter_url: str = "https://openrouter.ai/api/v1/models"
     catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
@@ -74,23 +129,28 @@ class Settings:
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides) -> Settings:
+    def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
+        """The settings the environment gives; ``BadSettings`` naming every variable that cannot be used."""
         home = Path(env.get("BENCHWARMERS_HOME") or default_home(env)).expanduser()
         config_dir = Path(env.get("BENCHWARMERS_CONFIG") or default_config_dir(env)).expanduser()
         keys = {k[len("BENCHWARMERS_KEY_"):]: v for k, v in env.items() if k.startswith("BENCHWARMERS_KEY_") and v}
+        read = _Reader(env)
         settings = cls(
             home=home,
             config_dir=config_dir,
-            bind=env.get("BENCH_BIND") or "127.0.0.1",
-            port=int(env.get("BENCH_PORT") or DEFAULT_PORT),
-            admin_token=env.get("BENCHWARMERS_ADMIN_TOKEN") or None,
+            bind=(env.get("BENCH_BIND") or "").strip() or "127.0.0.1",
+            port=read.port("BENCH_PORT", DEFAULT_PORT),
+            admin_token=_token(env.get("BENCHWARMERS_ADMIN_TOKEN")),
             public_url=env.get("BENCHWARMERS_PUBLIC_URL") or None,
             allowed_hosts=_csv(env.get("BENCH_ALLOWED_HOSTS")),
             allowed_origins=_csv(env.get("BENCH_ALLOWED_ORIGINS")),
             require_keys=flag(env.get("BENCHWARMERS_REQUIRE_KEYS")),
-            seat_timeout=float(env.get("BENCH_SEAT_TIMEOUT") or 420.0),
-            route_first_token=float(env.get("BENCH_ROUTE_FIRST_TOKEN") or 90.0),
-            route_turn_timeout=float(env.get("BENCH_ROUTE_TURN_TIMEOUT") or 600.0),
+            seat_timeout=read.seconds("BENCH_SEAT_TIMEOUT", 420.0),
+            route_first_token=read.seconds("BENCH_ROUTE_FIRST_TOKEN", 90.0),
+            route_turn_timeout=read.seconds("BENCH_ROUTE_TURN_TIMEOUT", 600.0),
+            keep_alive_timeout=read.seconds("BENCH_KEEP_ALIVE_TIMEOUT", 5.0),
+            head_timeout=read.seconds("BENCH_HEAD_TIMEOUT", 10.0),
+            body_timeout=read.seconds("BENCH_BODY_TIMEOUT", 120.0),
             catalog_models_dev_url=env.get("BENCH_CATALOG_MODELS_DEV_URL", "https://models.dev/api.json").strip(),
             catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
                                            "https://openrouter.ai/api/v1/models").strip(),
@@ -98,6 +158,8 @@ class Settings:
             scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
             env_keys=keys,
         )
+        if read.problems:
+            raise BadSettings(read.problems)
         return replace(settings, **overrides) if overrides else settings
 
     @property

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 
 SECRET = "sk-fake-upstream-key-1234567890"
 SERVED = ["alpha", "beta?latency=0.6", "slow?latency=4"]
-PAGES = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Settings", "Info"]
+PAGES = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Quotas", "Logs", "Health", "Settings", "Info"]
 MOST_BYTES = 300_000
 # bytes on the wire for the document and everything it loaded, and when it became usable
 WEIGH = """(() => {

@@ -7,3 +7,11 @@
     form.elements.name.value = "";
   };
 })();
+// Settings: a job's times go to the scheduler as {"times": {job: "HH:MM, ..."}}; empty is its default (null).
+(() => {
+  window.bw.handlers.schedulerTimes = (body) => {
+    body.times = { [body.job]: body.at ? body.at : null };
+    delete body.job;
+    delete body.at;
+  };
+})();

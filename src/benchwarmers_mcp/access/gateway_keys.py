@@ -20,14 +20,13 @@ from starlette.datastructures import Headers
 from benchwarmers_mcp.access.admin_token import CHALLENGE
 from benchwarmers_mcp.context import Access, bare_collection
 from benchwarmers_mcp.errors import BadRequest, TooManyRequests, Unauthorized
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, names
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import keys as key_store
 from benchwarmers_mcp.store.keys import GatewayKey
 
 PREFIX = "bwk_"
 KEY_RE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,31}$")
 RESERVED = frozenset({"local"})
 MAX_RPM = 10_000
 HOW = "send it as Authorization: Bearer, x-api-key or x-goog-api-key"
@@ -119,8 +118,7 @@ async def _scope_names(db: Database, collections: object) -> tuple[str, ...] | N
 async def create(db: Database, name: object, collections: object = None, rpm: object = None,
                  now: float | None = None) -> tuple[GatewayKey, str]:
     """A new key and its secret (the only time the secret exists outside the caller)."""
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise BadRequest("a key name matches ^[a-z0-9][a-z0-9-]{1,31}$")
+    name = names.check("gateway key name", name)
     if name in RESERVED:
         raise BadRequest(f"{name!r} is reserved: it names every caller when keys are not required")
     if rpm is not None and (isinstance(rpm, bool) or not isinstance(rpm, int) or not 1 <= rpm <= MAX_RPM):

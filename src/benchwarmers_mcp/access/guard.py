@@ -2,14 +2,22 @@
 
 In order, for each HTTP request:
 
-1. the Host must be on the allow-list (against DNS rebinding), else 403;
+1. the Host must be on the allow-list (against DNS rebinding), else 403; the head must be plain:
+   more than ``max_headers`` headers or ``max_head_bytes`` of them is 431, ``Content-Length``
+   together with ``Transfer-Encoding`` (the request-smuggling pair) is 400, whatever the method;
 2. a CORS preflight is answered 204 on a gateway route from an allowed origin, else 403;
 3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` is 403
    (unless CORS allows the origin on a gateway route), a non-JSON type 415, a bad length 400/413;
 4. the route's access class (``routes.py``) decides the credential: a gateway key, the login cookie
    or admin token, or none; a request it lets through to a gateway or admin route carries the
    caller's ``Access`` (``access_of(request)``), which the faces hand the engine;
-5. the access log gets one line, whatever happened.
+5. a request with a body is read whole before any route sees it, within ``body_timeout`` seconds
+   from the head (408 after that, however the bytes trickle) and ``max_body`` bytes (413, chunked
+   bodies too); a client that hangs up mid-body is logged as a hang-up (499 in the access log),
+   never as a failure, and no route runs for it. A JSON body must be JSON a program can keep
+   (``inbound.loads_strict``: no NaN or Infinity, no lone surrogate), else 400 on every route, MCP's
+   included; the value is left on the request (``BODY_KEY``) so the route does not parse it again;
+6. the access log gets one line, whatever happened.
 
 Each refusal is rendered by the route's own error renderer, so a client reads it in its own shape.
 """
@@ -22,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anyio
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -31,8 +40,17 @@ from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.access.access_log import AccessLog
 from benchwarmers_mcp.access.policy import Policy
 from benchwarmers_mcp.context import Access
-from benchwarmers_mcp.errors import BadRequest, BenchError, Forbidden, TooLarge, UnsupportedMediaType
-from benchwarmers_mcp.inbound import STATE_KEY
+from benchwarmers_mcp.errors import (
+    BadRequest,
+    BenchError,
+    Forbidden,
+    HeadersTooLarge,
+    HungUp,
+    RequestTimeout,
+    TooLarge,
+    UnsupportedMediaType,
+)
+from benchwarmers_mcp.inbound import BODY_KEY, STATE_KEY, loads_strict
 from benchwarmers_mcp.routes import AccessClass, access_class, takes_query_key
 from benchwarmers_mcp.settings import Settings
 
@@ -59,8 +77,11 @@ class Guard:
                  access_log: AccessLog | None = None) -> None:
         self.app = app
         self.policy = Policy.from_settings(settings)
+        self.body_timeout = settings.body_timeout
+        self.max_headers = settings.max_headers
+        self.max_head_bytes = settings.max_head_bytes
         self.render_error = render_error
-        self.access_log = access_log or AccessLog(secrets=[settings.admin_token])
+        self.access_log = access_log or AccessLog(secrets=[self.policy.admin_token])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -73,6 +94,11 @@ class Guard:
         try:
             try:
                 answer = await self.screen(scope, visit)
+                if answer is None:
+                    receive = await self.read_body(scope, receive)
+            except HungUp as e:
+                log.info("%s %s: %s", visit.method, scope["path"], e.message)
+                return
             except BenchError as e:
                 answer = self.refusal(scope, e)
             except Exception:
@@ -108,6 +134,44 @@ class Guard:
         response.headers.update(error.headers)
         return response
 
+    async def read_body(self, scope: Scope, receive: Receive) -> Receive:
+        """The whole body, read within the deadline and the size limit, handed on as one message;
+        after it the route's ``receive`` is the server's own (a later disconnect still reaches it)."""
+        headers = Headers(scope=scope)
+        if "content-length" not in headers and "transfer-encoding" not in headers:
+            return receive
+        chunks: list[bytes] = []
+        size = 0
+        closing = {"Connection": "close"}  # the rest of a refused body is never read
+        with anyio.move_on_after(self.body_timeout) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise HungUp("the client hung up before its body arrived")
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.policy.max_body:
+                    raise TooLarge(f"the body is over {self.policy.max_body:,} bytes", headers=closing)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            raise RequestTimeout(f"the body did not arrive within {self.body_timeout:g} s", headers=closing)
+        body = b"".join(chunks)
+        ctype = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+        if body and ctype == "application/json":
+            scope.setdefault("state", {})[BODY_KEY] = (len(body), loads_strict(body))
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+
     async def screen(self, scope: Scope, visit: Visit) -> Response | None:
         """None to let the request through; a Response to answer it here. Raises BenchError to refuse."""
         headers = Headers(scope=scope)
@@ -119,6 +183,13 @@ class Guard:
                             "[::1] with its port, BENCH_ALLOWED_HOSTS and the public URL's host)")
         if any(part in (".", "..") for part in path.split("/")):
             raise BadRequest("the path has '.' or '..' segments")
+        if len(scope["headers"]) > self.max_headers:
+            raise HeadersTooLarge(f"the request has more than {self.max_headers} headers")
+        if sum(len(name) + len(value) for name, value in scope["headers"]) > self.max_head_bytes:
+            raise HeadersTooLarge(f"the request's headers are over {self.max_head_bytes:,} bytes")
+        if "content-length" in headers and "transfer-encoding" in headers:
+            raise BadRequest("a request may not carry both Content-Length and Transfer-Encoding",
+                             headers={"Connection": "close"})
         origin = headers.get("origin")
         if kind == "gateway" and origin and self.policy.cors_allowed(origin):
             visit.cors_origin = origin.strip()

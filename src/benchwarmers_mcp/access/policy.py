@@ -62,6 +62,13 @@ def _hosts(settings: Settings) -> frozenset[str]:
     return frozenset(hosts)
 
 
+def admin_token_of(settings: Settings) -> str | None:
+    """The admin token as every check sees it: surrounding whitespace stripped (a client strips what
+    it sends), ``None`` when unset. A token of whitespace only is ``""``: set, and refused at start-up
+    as too short, never taken for "no token"."""
+    return None if settings.admin_token is None else settings.admin_token.strip()
+
+
 @dataclass(frozen=True)
 class Policy:
     """What the guard enforces, computed once from Settings."""
@@ -77,7 +84,7 @@ class Policy:
         return cls(
             hosts=_hosts(settings),
             cors_origins=frozenset(o.strip().rstrip("/").lower() for o in settings.allowed_origins),
-            admin_token=settings.admin_token,
+            admin_token=admin_token_of(settings),
             keys_required=keys_required(settings),
             max_body=settings.max_body,
         )
@@ -98,7 +105,7 @@ class Policy:
 
 def keys_required(settings: Settings) -> bool:
     """Gateway routes want a key when asked to, and always once an admin token guards the server."""
-    return bool(settings.require_keys or settings.admin_token)
+    return bool(settings.require_keys or settings.admin_token is not None)
 
 
 def secure_cookie(settings: Settings) -> bool:
@@ -131,13 +138,13 @@ def _origin_problem(origin: str) -> str | None:
 def startup_problems(settings: Settings) -> list[str]:
     """Why this configuration must not serve (empty when it may). Never quotes a secret."""
     problems = []
-    token = settings.admin_token or ""
-    if not is_loopback(settings.bind) and not token:
+    token = admin_token_of(settings)
+    if not is_loopback(settings.bind) and token is None:
         problems.append(f"BENCH_BIND={settings.bind} is beyond loopback: set BENCHWARMERS_ADMIN_TOKEN "
                         f"({MIN_TOKEN} or more characters) so the dashboard wants a login and the gateway keys")
-    if token and len(token) < MIN_TOKEN:
-        problems.append(f"BENCHWARMERS_ADMIN_TOKEN is shorter than {MIN_TOKEN} characters; the length is "
-                        "the only defence against guessing, so use a longer one")
+    if token is not None and len(token) < MIN_TOKEN:
+        problems.append(f"BENCHWARMERS_ADMIN_TOKEN is shorter than {MIN_TOKEN} characters (not counting spaces "
+                        "around it); the length is the only defence against guessing, so use a longer one")
     if settings.public_url:
         problem = public_url_problem(settings.public_url)
         if problem:
@@ -150,10 +157,10 @@ def startup_problems(settings: Settings) -> list[str]:
     return problems
 
 
-def describe(settings: Settings) -> dict:
+def describe(settings: Settings) -> dict[str, object]:
     """The Settings view: whether each secret is set, never its value."""
     return {
-        "admin_token_set": bool(settings.admin_token),
+        "admin_token_set": settings.admin_token is not None,
         "require_keys": bool(settings.require_keys),
         "keys_required": keys_required(settings),
         "bind": settings.bind,

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.access import admin_token as auth
 from benchwarmers_mcp.access import gateway_keys
-from benchwarmers_mcp.access.policy import describe, secure_cookie
+from benchwarmers_mcp.access.policy import admin_token_of, describe, secure_cookie
 from benchwarmers_mcp.admin.body import admin, ctx_of
 from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
 from benchwarmers_mcp.inbound import read_json
@@ -59,7 +59,7 @@ async def security_view(request: Request) -> Response:
 async def login(request: Request) -> Response:
     settings = ctx_of(request).settings
     body = await read_json(request, settings.max_body)
-    token = settings.admin_token
+    token = admin_token_of(settings)
     if not token:
         raise BadRequest("no admin token is set on this server, so there is no login: the dashboard is open "
                          "on loopback")

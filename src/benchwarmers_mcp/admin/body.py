@@ -8,14 +8,15 @@ client of ``/v1`` and of ``/api`` reads one kind of error.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.inbound import context, guarded, read_json, render_error, validation_message
+from benchwarmers_mcp.store import names
 
 ADMIN_MAX_BODY = 1_000_000
 ctx_of = context  # the admin modules take the app's context from here
@@ -29,6 +30,25 @@ class Strict(BaseModel):
     """A request body: unknown fields are refused, types are not coerced (``"5"`` is not 5)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+def _rule(what: str, rule: names.Rule = names.NAME) -> AfterValidator:
+    """A pydantic check that refuses a name as the store does: the naming rule, in words."""
+
+    def check(value: str) -> str:
+        found = names.problem(what, value, rule)
+        if found:
+            raise ValueError(found)
+        return value
+
+    return AfterValidator(check)
+
+
+# A body field that names something new: checked against the one naming rule (store/names.py).
+EndpointName = Annotated[str, _rule("endpoint name")]
+KeyName = Annotated[str, _rule("key name")]
+CollectionName = Annotated[str, _rule("collection name")]
+Alias = Annotated[str, _rule("alias", names.ALIAS)]
 
 
 class NameIn(Strict):

@@ -10,7 +10,7 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, found, ok
+from benchwarmers_mcp.admin.body import CollectionName, NameIn, Strict, admin, body_as, ctx_of, found, ok
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import collections as listing
 from benchwarmers_mcp.errors import BadRequest
@@ -20,7 +20,7 @@ from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 
 
 class CollectionIn(Strict):
-    name: str = Field(min_length=1, max_length=64)
+    name: CollectionName
     members: list[str] | None = Field(None, max_length=50)
     add: list[str] | None = Field(None, max_length=50)
     remove: list[str] | None = Field(None, max_length=50)

@@ -15,7 +15,18 @@ from pydantic import Field, field_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.admin.body import (
+    EndpointName,
+    KeyName,
+    NameIn,
+    Strict,
+    admin,
+    body_as,
+    ctx_of,
+    found,
+    ok,
+    query_flag,
+)
 from benchwarmers_mcp.catalog.merge import candidate_facts
 from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.context import Context
@@ -28,7 +39,6 @@ from benchwarmers_mcp.store.models import alias_for
 from benchwarmers_mcp.upstream.keys import env_name
 from benchwarmers_mcp.upstream.listing import listing, served_names
 
-NAME = r"^[a-z0-9][a-z0-9-]{0,31}$"
 SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
 
 
@@ -44,11 +54,11 @@ def _clean_key(value: str | None) -> str | None:
 
 
 class EndpointIn(Strict):
-    name: str = Field(pattern=NAME)
+    name: EndpointName
     base_url: str = Field("", max_length=500, alias="base")
     api: str | None = None
     kind: str | None = None
-    key_name: str | None = Field(None, pattern=NAME)
+    key_name: KeyName | None = None
     key: str | None = Field(None, max_length=8192, repr=False)
     headers: dict[str, str] | None = Field(None, max_length=20)
     connection: str | None = Field(None, max_length=64)
@@ -69,7 +79,7 @@ class EndpointIn(Strict):
 
 
 class KeyIn(Strict):
-    name: str = Field(pattern=NAME)
+    name: str = Field(min_length=1, max_length=64)
     key: str = Field(max_length=8192, repr=False)
 
     @field_validator("key")
@@ -131,6 +141,9 @@ async def save_endpoint(request: Request) -> Response:
     body = await body_as(request, EndpointIn, "endpoint")
     existing = await found(endpoint_store.get(ctx.db, body.name))
     endpoint = merged(body, existing)
+    if not endpoint.base_url:
+        raise BadRequest(f"a new endpoint needs the base URL of its API (base), e.g. https://api.groq.com/openai/v1: "
+                         f"bench endpoint add {body.name} --base <URL>")
     endpoint_store.validate(endpoint)
     if body.kind is not None and body.kind not in KINDS:  # a simulated endpoint's kind is set, not validated
         raise BadRequest(f"kind must be one of {', '.join(KINDS)}")

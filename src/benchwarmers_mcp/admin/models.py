@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
-from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, found, ok, query_flag
+from benchwarmers_mcp.admin.body import Alias, Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.catalog import merge
 from benchwarmers_mcp.catalog.registration import register_new
 from benchwarmers_mcp.catalog.sync import ensure_current
@@ -29,14 +29,22 @@ from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.facts import FactRow
 from benchwarmers_mcp.store.models import ModelRecord
 
-SERVED = r"^[^\s\x00-\x1f]{1,200}$"
+
+def _served(value: str) -> str:
+    if not 1 <= len(value) <= 200 or any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{value[:80]!r} cannot be a served name: give the model's id as its endpoint lists it "
+                         "(bench candidates shows them), with no spaces, at most 200 characters")
+    return value
+
+
+Served = Annotated[str, AfterValidator(_served)]
 Tokens = Annotated[int | None, Field(ge=1, le=100_000_000)]
 
 
 class RegisterIn(Strict):
-    served: str = Field(pattern=SERVED)
+    served: Served
     endpoint: str = Field(min_length=1, max_length=64)
-    alias: str | None = Field(None, max_length=64)
+    alias: Alias | None = None
     role: str = "general"
     ad_hoc: bool = False
     vision: bool | None = None

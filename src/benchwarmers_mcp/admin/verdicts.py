@@ -2,7 +2,7 @@
 
 ``/bench/verdict`` is a gateway route: once an admin token is set it wants a gateway key. The
 dashboard holds a login instead, so it records verdicts here; the row is the same, its
-``key_name`` is ``dashboard``.
+``key_name`` is ``dashboard``. A login is the admin's: every collection's calls (unscoped).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import ADMIN_MAX_BODY, admin, ctx_of, ok
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.inbound import read_json
 from benchwarmers_mcp.store import verdicts
@@ -22,5 +23,5 @@ WHO = "dashboard"
 async def post_verdict(request: Request) -> Response:
     ctx = ctx_of(request)
     verdict = parse_verdict(await read_json(request, min(ctx.settings.max_body, ADMIN_MAX_BODY)))
-    recorded, written = await verdicts.record(ctx.db, verdict, key_name=WHO)
+    recorded, written = await verdicts.record(ctx.db, verdict, access=Access.unscoped(WHO))
     return ok({"ok": True, "written": written, "recorded": recorded.as_dict()})

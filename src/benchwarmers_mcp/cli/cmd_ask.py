@@ -63,7 +63,7 @@ async def build_prompt(args: argparse.Namespace) -> tuple[str, list[dict[str, An
     if words == "-":
         words = ""
     if wants_stdin and piped is None:
-        raise UsageError('no prompt: give one, e.g. bench ask core "Review this", or pipe it in')
+        raise UsageError(no_prompt(args.collection))
     chunks = [words] if words else []
     if piped and piped.strip():
         chunks.append(piped.strip("\n") if not words else fenced("stdin", piped))
@@ -76,8 +76,18 @@ async def build_prompt(args: argparse.Namespace) -> tuple[str, list[dict[str, An
             images.append(image)
     text = "\n\n".join(chunks).strip()
     if not text and not images:
-        raise UsageError("the prompt is empty (nothing in the arguments, stdin or files)")
+        raise UsageError(no_prompt(args.collection))
     return text, images
+
+
+def no_prompt(first: str) -> str:
+    """What to do when there is no prompt: the one word given may have been meant as the prompt."""
+    shown = " ".join(first.split())[:60]
+    if not shown:
+        return 'bench ask takes a collection, then the prompt: bench ask <collection> "Review this" ' \
+               "(bench collections lists them), or pipe the prompt in"
+    return (f'bench ask takes a collection, then the prompt: bench ask <collection> "{shown}" (here {shown!r} was '
+            "read as the collection; bench collections lists them), or pipe the prompt in")
 
 
 def collection_model(name: str, args: argparse.Namespace) -> str:

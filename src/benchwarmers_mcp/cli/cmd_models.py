@@ -26,6 +26,11 @@ async def endpoint_list(args: argparse.Namespace, remote: Remote) -> int:
 
 
 async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
+    if not args.base and args.api != "simulated":  # asked before the key, which would be asked for nothing
+        known = {e["name"] for e in (await remote.get("/api/endpoints")).get("endpoints", [])}
+        if args.name not in known:
+            raise UsageError(f"a new endpoint needs the base URL of its API: bench endpoint add {args.name} "
+                             "--base https://host/v1 (for example https://api.groq.com/openai/v1)")
     key = await read_key(args.name, from_stdin=args.key_stdin, skip=args.no_key or args.api == "simulated")
     body = {"name": args.name, **present(base=args.base, api=args.api, kind=args.kind,
                                          key_name=args.key_name or None, key=key)}

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.settings import BadSettings, Settings
 
 SERVER_COMMANDS = ("serve", "demo", "init", "mcp")
 
@@ -48,8 +48,14 @@ def run_server_command(argv: list[str]) -> int:
         from benchwarmers_mcp.mcp.stdio import main as mcp_main
 
         return mcp_main()
-    settings = Settings.from_env()
     from benchwarmers_mcp.cli import server
+
+    try:
+        settings = Settings.from_env()
+    except BadSettings as e:
+        for problem in e.problems:  # one whole line per reason, as for every other refusal to start
+            server.refuse(f"refusing to start: {problem}")
+        return 2
 
     if command == "init":
         return server.init(args.folder, settings)

@@ -1,71 +1,140 @@
-"""The server side of the program: serve, demo, init."""
+"""The server side of the program: serve, demo, init.
+
+Every start-up mistake is one line on stderr and a non-zero exit (2 for a setting, 1 for a port
+or a folder that cannot be used), and nothing is made before it is found: the settings and the
+data folder are checked, then the socket is bound, and only then is the data folder made and the
+database opened.
+"""
 
 from __future__ import annotations
 
 import copy
 import logging
+import os
 import signal
-import socket
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
-import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
+from benchwarmers_mcp.cli.listen import ListenError, bind_problem, bind_socket, server_for
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 
-# Seconds a stopping server gives the requests still open (a panel's streamed answers) before it
-# cancels them: enough for the seats of a panel under way to land, short of systemd's 90 s before
-# it kills (Docker's default is 10 s: a container that should let answers land wants a longer
-# stop timeout).
-SHUTDOWN_GRACE = 30
+Prepare = Callable[[Database], Awaitable[object]]
 
 
-def serve(settings: Settings) -> int:
-    from benchwarmers_mcp.access.access_log import to_stderr
+class StartError(Exception):
+    """Why the server cannot start, in one line; ``code`` is the exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def refuse(message: str, code: int = 1) -> int:
+    """One line on stderr (what is wrong and what to do); the exit code."""
+    print(f"benchwarmers: {' '.join(message.split())}", file=sys.stderr, flush=True)
+    return code
+
+
+def folder_problem(folder: Path, what: str = "the data folder") -> str | None:
+    """Why ``folder`` cannot be made or written (checked without making anything), or None."""
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            return f"{what} {folder} is a file (or a broken link), not a folder; move it or set BENCHWARMERS_HOME"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{what} {folder} is not writable by this user; fix its permissions or set BENCHWARMERS_HOME"
+        database = folder / "benchwarmers.db"
+        if database.exists() and not (database.is_file() and os.access(database, os.R_OK | os.W_OK)):
+            return f"the database {database} cannot be read and written; fix its permissions"
+        return None
+    parent = folder.parent
+    while not parent.exists() and not parent.is_symlink() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{what} {folder} cannot be made: {parent} is a file, not a folder; set BENCHWARMERS_HOME"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{what} {folder} cannot be made: {parent} is not writable; set BENCHWARMERS_HOME"
+    return None
+
+
+def _settings_problems(settings: Settings) -> list[str]:
     from benchwarmers_mcp.access.policy import startup_problems
 
-    problems = startup_problems(settings)
+    problem = bind_problem(settings.bind)
+    return [problem] if problem else startup_problems(settings)
+
+
+def make_folder(home: Path) -> None:
+    """Make the data folder and prove a file can be written in it; ``StartError`` saying why not."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StartError(f"cannot make the data folder {home}: {e.strerror or e}") from None
+    try:
+        with tempfile.TemporaryFile(dir=home):
+            pass
+    except OSError as e:
+        raise StartError(f"the data folder {home} is not writable: {e.strerror or e}; fix its permissions or "
+                         "set BENCHWARMERS_HOME") from None
+
+
+async def _open_store(settings: Settings, prepare: Prepare | None) -> None:
+    try:
+        async with Database(settings.db_path) as db:
+            if prepare is not None:
+                await prepare(db)
+    except Exception as e:  # a database that is not one, a disk that is full: one line, no traceback
+        raise StartError(f"cannot open the database {settings.db_path}: {e}") from None
+
+
+def start(settings: Settings, prepare: Prepare | None = None, *, announce: str = "") -> int:
+    """Check everything, bind, make the data folder and the store, then serve until stopped."""
+    from benchwarmers_mcp.access.access_log import to_stderr
+
+    problems = _settings_problems(settings)
     if problems:
         # One whole line per reason: a container log or a host's log viewer shows each line alone.
-        print("\n".join(f"benchwarmers: refusing to start: {p}" for p in problems), file=sys.stderr)
+        for reason in problems:
+            refuse(f"refusing to start: {reason}")
         return 2
+    problem = folder_problem(settings.home)
+    if problem:
+        return refuse(problem)
+    try:
+        sock = bind_socket(settings)
+    except ListenError as e:
+        return refuse(str(e))
     from benchwarmers_mcp.app import closing, create_app  # after the checks: a refusal never loads the app
 
-    to_stderr()
-    logs = log_config(settings)
-    settings.home.mkdir(parents=True, exist_ok=True)
-    print(f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})", file=sys.stderr)
-    app = create_app(settings)
-    config = uvicorn.Config(app, host=settings.bind, port=settings.port, log_level="warning", access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE,
-                            log_config=logs)
-    server = Server(config, on_stop=lambda: closing(app))
     try:
-        server.run()
+        make_folder(settings.home)
+        anyio.run(_open_store, settings, prepare)
+        to_stderr()
+        logs = log_config(settings)
+        print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})",
+              file=sys.stderr, flush=True)
+        app = create_app(settings)
+        server = server_for(app, settings, on_stop=lambda: closing(app), log_config=logs)
+        server.run(sockets=[sock])
+    except StartError as e:
+        return refuse(e.message, e.code)
     except KeyboardInterrupt:
-        pass
+        return 0
+    finally:
+        sock.close()
     return 0 if server.started else 3  # uvicorn's own code for a server that never started
 
 
-class Server(uvicorn.Server):
-    """uvicorn's server, which tells the app it is stopping before it waits for open requests: the
-    dashboard's event streams end at once (``app.closing``), so an open browser tab never holds a
-    stopping server. What is still in flight then (a panel's answers) gets ``SHUTDOWN_GRACE``."""
-
-    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
-        super().__init__(config)
-        self.on_stop = on_stop
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.on_stop()
-        await super().shutdown(sockets)
+def serve(settings: Settings) -> int:
+    return start(settings)
 
 
 def log_config(settings: Settings) -> dict[str, Any]:
@@ -73,11 +142,13 @@ def log_config(settings: Settings) -> dict[str, Any]:
     key the key store knows, and the admin token (``KeyMaskFilter``): no record, traceback
     included, prints one."""
     from benchwarmers_mcp.access.access_log import LOGGER
+    from benchwarmers_mcp.access.policy import admin_token_of
     from benchwarmers_mcp.upstream.keys import KeyStore
     from benchwarmers_mcp.upstream.masking import KeyMaskFilter
 
     store = KeyStore(settings.config_dir, settings.env_keys)
-    keys = KeyMaskFilter(lambda: [*store.values(), *([settings.admin_token] if settings.admin_token else [])])
+    token = admin_token_of(settings)  # as every check sees it: spaces around it are not part of it
+    keys = KeyMaskFilter(lambda: [*store.values(), *([token] if token else [])])
     for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
         handler.addFilter(keys)
     config = copy.deepcopy(LOGGING_CONFIG)
@@ -97,42 +168,36 @@ def _host(bind: str) -> str:
 
 def init(folder: str | None, settings: Settings) -> int:
     home = Path(folder).expanduser() if folder else settings.home
-
-    async def make() -> None:
-        async with Database(home / "benchwarmers.db"):
-            pass
-
-    home.mkdir(parents=True, exist_ok=True)
-    anyio.run(make)
+    problem = folder_problem(home)
+    if problem:
+        return refuse(problem)
+    try:
+        make_folder(home)
+        anyio.run(_open_store, replace(settings, home=home), None)
+    except StartError as e:
+        return refuse(e.message, e.code)
     print(f"data folder ready: {home}")
     return 0
 
 
 def demo(settings: Settings) -> int:
-    """Serve five simulated models from a temporary data folder, removed when the server stops."""
+    """Serve five simulated models from a temporary folder that holds the demo's data and its keys
+    (never the user's config folder); the folder is removed when the server stops."""
     from benchwarmers_mcp.cli.demo import seed_demo
 
     with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
-        home = Path(tmp)
-        settings = replace(settings, home=home)
-
-        async def seed() -> None:
-            async with Database(settings.db_path) as db:
-                await seed_demo(db)
-
-        anyio.run(seed)
+        settings = replace(settings, home=Path(tmp) / "data", config_dir=Path(tmp) / "config")
         base = f"http://{_host(settings.bind)}:{settings.port}"
-        print(
-            f"Demo: five simulated models, collection 'demo', data in {home} (removed when you stop it).\nTry:\n"
+        announce = (
+            f"Demo: five simulated models, collection 'demo', data in {tmp} (removed when you stop it).\nTry:\n"
             f"  curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
             f"    -d '{{\"model\": \"bench/demo\", \"messages\": [{{\"role\": \"user\", \"content\": "
-            f"\"Where can this function return a stale value?\"}}]}}'\n",
-            file=sys.stderr, flush=True)
+            f"\"Where can this function return a stale value?\"}}]}}'\n")
         # uvicorn re-raises SIGTERM/SIGINT once it has shut down; raised as exceptions here, they
         # unwind through this block so the temporary folder is removed.
         signal.signal(signal.SIGTERM, _stop)
         try:
-            return serve(settings)
+            return start(settings, seed_demo, announce=announce)
         except (KeyboardInterrupt, SystemExit):
             return 0
 

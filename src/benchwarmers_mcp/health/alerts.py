@@ -8,12 +8,14 @@ import math
 from typing import Any
 
 from benchwarmers_mcp.store import alerts as alert_store
+from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.alerts import Alert
 from benchwarmers_mcp.store.db import Database
 from benchwarmers_mcp.upstream.quota import iso
 
-__all__ = ["actions", "answered", "describe", "retiring"]
+__all__ = ["actions", "answered", "describe", "retired_this_week", "retiring"]
 DAY = 86400.0
+WEEK = 7 * DAY
 
 
 def _action(label: str, path: str, body: dict[str, Any] | None, cli: str | None, *, method: str = "POST",
@@ -72,3 +74,13 @@ async def retiring(db: Database, alias: str, why: str, retires_at: float, now: f
 async def answered(db: Database, alias: str, connection: str, now: float) -> None:
     """A model answered: its retiring alerts are over, and so is a hold on its connection."""
     await alert_store.model_answered(db, alias, connection, now)
+
+
+async def retired_this_week(db: Database, now: float) -> list[dict[str, Any]]:
+    """Models retired automatically in the last 7 days and not restored, newest first, each with
+    its Restore action (``GET /api/alerts``' ``retired_this_week``)."""
+    return [{"alias": r["alias"], "at": iso(r["at"]), "why": r["why"], "rule": r["rule"],
+             "collections": r["collections"],
+             "actions": [_action("Restore", "/api/model/restore", {"alias": r["alias"]},
+                                 f"bench model restore {r['alias']}")]}
+            for r in await model_store.retired_since(db, now - WEEK, by="auto")]

@@ -36,9 +36,10 @@ from benchwarmers_mcp.health.probes import Prober
 from benchwarmers_mcp.health.rules import listed
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import names
 from benchwarmers_mcp.store import onboarding as queue
 from benchwarmers_mcp.store import scheduler as leases
-from benchwarmers_mcp.store.models import ALIAS_RE, ROLES, ModelRecord
+from benchwarmers_mcp.store.models import ROLES, ModelRecord
 from benchwarmers_mcp.store.onboarding import Item, Wanted
 from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.listing import Listing, listing
@@ -99,9 +100,10 @@ def _problem(w: Wanted, named: bool, endpoints: set[str], models: list[ModelReco
         return f"mode is one of {', '.join(MODES)}"
     if w.role is not None and w.role not in ROLES:
         return f"role is one of {', '.join(ROLES)}"
-    if w.alias is not None and (not ALIAS_RE.match(w.alias) or w.alias in aliases
-                                or any(m.alias == w.alias for m in models)):
-        return f"alias {w.alias!r} is not valid or is taken"
+    if w.alias is not None and (bad := names.problem("alias", w.alias, names.ALIAS)):
+        return bad
+    if w.alias is not None and (w.alias in aliases or any(m.alias == w.alias for m in models)):
+        return f"alias {w.alias!r} is taken (an alias is never reused): choose another"
     if not named:
         return "name its endpoint (--endpoint, or served@endpoint)"
     if w.endpoint not in endpoints:

@@ -16,16 +16,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.policy import Policy
-from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.context import Access, Context
 from benchwarmers_mcp.engine import collections, report
 from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, start_panel
 from benchwarmers_mcp.engine.verdicts import parse_verdict
@@ -90,13 +92,13 @@ class EngineTools:
     async def verdict(self, args: VerdictArgs, request: Request | None) -> tuple[dict[str, Any], bool]:
         try:
             verdict = parse_verdict(args.body())
-            recorded, written = await verdicts.record(self.ctx.db, verdict, key_name=access_of(request).key_name)
+            recorded, written = await verdicts.record(self.ctx.db, verdict, access=access_of(request))
         except BenchError as e:
             raise refused("verdict", e) from None
         return recorded.as_dict(), written
 
     async def remind(self, session: str, calls: list[str], request: Request | None) -> list[str]:
-        return await reminders.due(self.ctx.db, session, calls)
+        return await reminders.due(self.ctx.db, session, calls, access=access_of(request))
 
 
 # ---- streamable HTTP ---------------------------------------------------------------------------
@@ -131,9 +133,19 @@ async def serve_http(app: Starlette, ctx: Context) -> AsyncIterator[None]:
         app.state.mcp_http = None
 
 
+def key_principal(access: Access) -> AuthenticatedUser:
+    """The caller's gateway key as the SDK's principal. The session manager binds a session to the
+    principal of the request that opened it and answers any other principal's request on that
+    session as if the session did not exist (404 "Session not found"). The token field holds the
+    key's name, never a secret."""
+    return AuthenticatedUser(AccessToken(token=f"gateway-key:{access.key_name}", client_id=access.key_name,
+                                         scopes=[]))
+
+
 class McpEndpoint:
     """``/mcp`` and ``/v1/mcp`` (an ASGI app, so the SDK sees the raw request): hand the request to
-    this app's session manager (started by the app on the first request, ``app.McpStarter``)."""
+    this app's session manager (started by the app on the first request, ``app.McpStarter``), with
+    the caller's gateway key as its principal, so an MCP session belongs to the key that opened it."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope["app"].state
@@ -147,7 +159,12 @@ class McpEndpoint:
             error.status = 503
             await render_error(error)(scope, receive, send)
             return
-        await handler(scope, receive, send)
+        try:
+            access = access_of(HTTPConnection(scope))
+        except BenchError as e:
+            await render_error(e)(scope, receive, send)
+            return
+        await handler({**scope, "user": key_principal(access)}, receive, send)
 
 
 mcp_endpoint = McpEndpoint()  # POST and DELETE (a handshake-era session's end); no GET, see routes.py
@@ -174,4 +191,4 @@ async def post_remind(request: Request) -> Response:
         raise BadRequest(f"session must be a non-empty string of at most {reminders.MAX_SESSION} characters")
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls) or len(calls) > MAX_CALLS:
         raise BadRequest(f"calls must be a list of call ids (at most {MAX_CALLS:,})")
-    return JSONResponse({"due": await reminders.due(ctx.db, session.strip(), calls)})
+    return JSONResponse({"due": await reminders.due(ctx.db, session.strip(), calls, access=access_of(request))})

@@ -65,7 +65,10 @@ PostgreSQL backend must still cover, all of it inside ``db.py`` or its own migra
   function plus ``CREATE TRIGGER ... EXECUTE FUNCTION``; so do the six ``events_<table>`` triggers of
   ``web_001_events`` (each one ``INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, ...)``
   ``AFTER INSERT`` ``FOR EACH ROW``; ``events.id`` is ``INTEGER PRIMARY KEY`` without AUTOINCREMENT,
-  an identity column there, which never reuses an id either). Same migration names, so one list of names.
+  an identity column there, which never reuses an id either); and the six of ``web_002_health_events``
+  (``AFTER UPDATE`` on alerts, onboarding and scheduler_runs, ``AFTER INSERT`` on probes, onboarding
+  and scheduler_runs; their ``at`` is a ``CASE``/``COALESCE`` of the row's times, portable as it is).
+  Same migration names, so one list of names.
 - Parameter types: a strict driver (asyncpg) cannot infer the type of a parameter that only
   appears in a select list, as in ``keys.admit``'s ``INSERT INTO key_hits (key_name, at) SELECT
   name, ? FROM gateway_keys ...``: declare it (``$1::double precision``) in the rewrite.

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound, UnknownCollection
+from benchwarmers_mcp.store import names
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,31}$")
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")
 REPLIES = ("all", "merged", "route")
 SHAPES = ("", "general", "design", "prose", "review", "code", "enumeration", "quick", "vision", "image")
 
@@ -47,8 +45,7 @@ class GatewaySettings:
 
 
 def validate(c: Collection, settings: GatewaySettings, known_aliases: set[str]) -> None:
-    if not NAME_RE.match(c.name):
-        raise BadRequest("collection name must match ^[a-z0-9][a-z0-9-]{1,31}$ (2 to 32 characters)")
+    names.check("collection name", c.name)
     if len(c.members) > settings.max_calls:
         raise BadRequest(f"a collection has at most max_calls ({settings.max_calls}) members")
     unknown = [m for m in c.members if m not in known_aliases]
@@ -56,8 +53,10 @@ def validate(c: Collection, settings: GatewaySettings, known_aliases: set[str]) 
         raise BadRequest(f"unknown model aliases: {', '.join(unknown)}")
     if len(c.description) > 300:
         raise BadRequest("description is at most 300 characters")
-    if len(c.tags) > 8 or any(not TAG_RE.match(t) for t in c.tags):
-        raise BadRequest("at most 8 tags, each matching ^[a-z0-9][a-z0-9-]{0,23}$")
+    if len(c.tags) > 8:
+        raise BadRequest("a collection has at most 8 tags")
+    for tag in c.tags:
+        names.check("tag", tag, names.TAG)
     if c.reply not in REPLIES:
         raise BadRequest(f"reply must be one of {', '.join(REPLIES)}")
     if c.shape not in SHAPES:

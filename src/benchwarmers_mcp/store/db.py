@@ -151,11 +151,12 @@ def _rows(conn: sqlite3.Connection, sql: str, params: Params) -> Callable[[], li
 
 
 def _changes(conn: sqlite3.Connection, sql: str, params: Params) -> Callable[[], int]:
-    """Run one statement; the rows it changed (SQLite's ``total_changes`` counts trigger rows too)."""
+    """Run one statement; the rows it changed itself (the cursor's count: never the ``events`` rows
+    its triggers add, which ``total_changes`` would count too, doubling an UPDATE of alerts)."""
     def run() -> int:
-        before = conn.total_changes
-        conn.execute(sql, params).close()
-        return conn.total_changes - before
+        cur = conn.execute(sql, params)
+        cur.close()
+        return max(0, cur.rowcount)
 
     return run
 
@@ -180,12 +181,17 @@ class Database:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         writer = _Inline(_connect(self.path), self._slow)
         self._writer = writer
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
-            await writer.call("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
-        async with self.transaction() as tx:
-            await apply_migrations(tx)
-        self._reader = _Inline(_connect(self.path), self._slow)
-        self._reader.conn.execute("PRAGMA foreign_keys=ON")
+        try:
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
+                await writer.call("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
+            async with self.transaction() as tx:
+                await apply_migrations(tx)
+            self._reader = _Inline(_connect(self.path), self._slow)
+            self._reader.conn.execute("PRAGMA foreign_keys=ON")
+        except BaseException:  # not a database, or a disk that refuses: close what was opened
+            with anyio.CancelScope(shield=True):
+                await self.close()
+            raise
         return self
 
     async def close(self) -> None:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store import names
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Row
 
 APIS = ("chat", "responses", "anthropic", "gemini", "ollama", "simulated")
 KINDS = ("provider", "aggregator", "hub", "local", "simulated")
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,9 @@ def from_row(row: Row) -> Endpoint:
 
 
 def validate(endpoint: Endpoint) -> None:
-    if not NAME_RE.match(endpoint.name):
-        raise BadRequest("endpoint name must be 1-32 characters: lower-case letters, digits and '-'")
+    names.check("endpoint name", endpoint.name)
+    if endpoint.key_name is not None:
+        names.check("key name", endpoint.key_name)
     if endpoint.api not in APIS:
         raise BadRequest(f"api must be one of {', '.join(APIS)}")
     if endpoint.kind not in KINDS:

@@ -660,3 +660,32 @@ async def health_004_onboarding(tx: Transaction) -> None:
         CREATE INDEX onboarding_state ON onboarding (state, id)
         """,
     )
+
+
+HEALTH_EVENT_TRIGGERS = {
+    # (table, INSERT or UPDATE): (kind, subject, ref, at), each from the NEW row. An alert is often
+    # refreshed, cleared or dismissed by an UPDATE (a job, a restore, a resume, the user), which the
+    # insert trigger never saw: the dashboard's "Action needed" hears those too.
+    ("alerts", "UPDATE"): ("alert", "NEW.subject", "NEW.kind",
+                           "CASE WHEN NEW.cleared_at IS NOT NULL THEN NEW.cleared_at"
+                           " WHEN NEW.dismissed_at IS NOT NULL AND (NEW.refreshed_at IS NULL"
+                           " OR NEW.dismissed_at >= NEW.refreshed_at) THEN NEW.dismissed_at"
+                           " WHEN NEW.refreshed_at IS NOT NULL THEN NEW.refreshed_at ELSE NEW.at END"),
+    ("probes", "INSERT"): ("probe", "NEW.alias", "NEW.kind", "NEW.at"),
+    ("onboarding", "INSERT"): ("onboarding", "CAST(NEW.id AS TEXT)", "NEW.state", "NEW.created"),
+    ("onboarding", "UPDATE"): ("onboarding", "CAST(NEW.id AS TEXT)", "NEW.state",
+                               "COALESCE(NEW.finished, NEW.started, NEW.created)"),
+    ("scheduler_runs", "INSERT"): ("scheduler", "NEW.job", "NEW.status", "COALESCE(NEW.finished, NEW.at)"),
+    ("scheduler_runs", "UPDATE"): ("scheduler", "NEW.job", "NEW.status", "COALESCE(NEW.finished, NEW.at)"),
+}
+
+
+@migration
+async def web_002_health_events(tx: Transaction) -> None:
+    """The live feed hears health: an alert refreshed, cleared or dismissed (an UPDATE), a probe, an
+    onboarding item queued or moved on a step, a scheduler run started or finished. Each event row
+    is written by a trigger in the statement that changes the row, as in ``web_001_events``."""
+    for (table, change), (kind, subject, ref, at) in HEALTH_EVENT_TRIGGERS.items():
+        await tx.execute(
+            f"CREATE TRIGGER events_{table}_{change.lower()} AFTER {change} ON {table} BEGIN"
+            f" INSERT INTO events (at, kind, subject, ref) VALUES ({at}, '{kind}', {subject}, {ref}); END")

@@ -10,12 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.store import facts
+from benchwarmers_mcp.store import facts, names
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Row, Transaction
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
-ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
 def alias_for(served: str) -> str:
@@ -88,8 +87,7 @@ async def unique_alias(db: Database, served: str) -> str:
 
 async def check_new(db: Database, record: ModelRecord) -> None:
     """A registration's alias and role are valid, and the alias is free (400 otherwise)."""
-    if not ALIAS_RE.match(record.alias):
-        raise BadRequest("alias must be lower-case letters, digits, '.', '_' or '-' (at most 64)")
+    names.check("alias", record.alias, names.ALIAS)
     if record.role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     if await db.fetchone("SELECT 1 FROM models WHERE alias = ?", (record.alias,)):

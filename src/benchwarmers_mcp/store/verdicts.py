@@ -1,14 +1,24 @@
-"""Verdicts: append-only; the latest line per call wins; the same verdict twice writes nothing."""
+"""Verdicts: append-only; the latest line per call wins; the same verdict twice writes nothing.
+
+Every function that serves a caller takes the caller's ``Access`` (no default: closed by default)
+and answers for the collections it may use only: a verdict on another collection's call is refused
+403 (``record``), another collection's record is refused 403 (``record_counts``), and another
+collection's calls are left out of ``pending`` as if they were not pending (a list never says
+whether some other collection's call exists).
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from benchwarmers_mcp.errors import NotFound
-from benchwarmers_mcp.store.db import Database, Row, placeholders
+from benchwarmers_mcp.errors import Forbidden, NotFound
+from benchwarmers_mcp.store.db import Database, Reader, Row, placeholders
+
+if TYPE_CHECKING:  # context imports the store; the store only calls an Access's methods
+    from benchwarmers_mcp.context import Access
 
 ANSWERED = ("ok", "empty")
 
@@ -27,7 +37,7 @@ class Verdict:
                 "false": list(self.false), "at": self.at}
 
 
-async def call_target(db: Database, call: str) -> dict[str, Any] | None:
+async def call_target(db: Reader, call: str) -> dict[str, Any] | None:
     """What a call id points at: a panel seat (or merger), or a route conversation's member."""
     row = await db.fetchone(
         "SELECT s.alias, s.status, s.label, p.collection, p.shape FROM seats s JOIN panels p ON p.id = s.panel"
@@ -55,7 +65,7 @@ def _verdict(row: Row) -> Verdict:
                    tuple(json.loads(row["false_claims"])), row["at"])
 
 
-async def latest(db: Database, call: str) -> Verdict | None:
+async def latest(db: Reader, call: str) -> Verdict | None:
     row = await db.fetchone("SELECT * FROM verdicts WHERE call = ? ORDER BY id DESC LIMIT 1", (call,))
     return None if row is None else _verdict(row)
 
@@ -69,41 +79,65 @@ async def log(db: Database, call: str | None = None) -> list[VerdictLine]:
     return [VerdictLine(_verdict(r), r["key_name"]) for r in rows]
 
 
-async def record(db: Database, verdict: Verdict, *, key_name: str = "local") -> tuple[Verdict, bool]:
-    """Record a verdict. Blank note/real/false keep the earlier values. Returns (verdict, written)."""
-    if await call_target(db, verdict.call) is None:
-        raise NotFound(f"no call with id {verdict.call!r}")
-    before = await latest(db, verdict.call)
-    if before is not None:
-        verdict = Verdict(verdict.call, verdict.useful, verdict.note or before.note,
-                          verdict.real or before.real, verdict.false or before.false, verdict.at)
-        if (before.useful, before.note, before.real, before.false) == (
-                verdict.useful, verdict.note, verdict.real, verdict.false):
-            return before, False
-    await db.write(
-        "INSERT INTO verdicts (call, at, useful, note, real, false_claims, key_name) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (verdict.call, verdict.at, int(verdict.useful), verdict.note, json.dumps(list(verdict.real)),
-         json.dumps(list(verdict.false)), key_name),
-    )
+def _scope_of(access: Access) -> str:
+    return ", ".join(f"bench/{c}" for c in access.collections or ())
+
+
+def _check_call(access: Access, call: str, collection: str) -> None:
+    """403 when ``access`` may not use the collection ``call`` belongs to (which is not named)."""
+    if not access.allows(collection):
+        raise Forbidden(f"call {call!r} is not one this gateway key may judge: key {access.key_name!r} "
+                        f"covers only {_scope_of(access)}")
+
+
+async def record(db: Database, verdict: Verdict, *, access: Access) -> tuple[Verdict, bool]:
+    """Record a verdict for the caller ``access``: 404 for an unknown call, 403 for a call of a
+    collection the caller may not use. Blank note/real/false keep the earlier values. Returns
+    (verdict, written).
+
+    The check against the latest line and the insert run in one write transaction, which every
+    writer of every process takes in turn: the same verdict sent twice at once writes one line."""
+    async with db.transaction() as tx:
+        target = await call_target(tx, verdict.call)
+        if target is None:
+            raise NotFound(f"no call with id {verdict.call!r}")
+        _check_call(access, verdict.call, target["collection"])
+        before = await latest(tx, verdict.call)
+        if before is not None:
+            verdict = Verdict(verdict.call, verdict.useful, verdict.note or before.note,
+                              verdict.real or before.real, verdict.false or before.false, verdict.at)
+            if (before.useful, before.note, before.real, before.false) == (
+                    verdict.useful, verdict.note, verdict.real, verdict.false):
+                return before, False
+        await tx.execute(
+            "INSERT INTO verdicts (call, at, useful, note, real, false_claims, key_name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (verdict.call, verdict.at, int(verdict.useful), verdict.note, json.dumps(list(verdict.real)),
+             json.dumps(list(verdict.false)), access.key_name),
+        )
     return verdict, True
 
 
-async def pending(db: Database, calls: list[str]) -> list[str]:
-    """Of these call ids, the answered panel seats (ok or empty) with no verdict yet, in order."""
+async def pending(db: Reader, calls: list[str], *, access: Access) -> list[str]:
+    """Of these call ids, the answered panel seats (ok or empty) with no verdict yet, in order; only
+    seats of collections ``access`` may use (the others are left out, never named)."""
     if not calls:
         return []
     wanted = list(dict.fromkeys(calls))
     marks = placeholders(wanted)
     rows = await db.fetchall(
-        f"SELECT call FROM seats WHERE call IN ({marks}) AND status IN ('ok', 'empty')"
-        f" AND call NOT IN (SELECT call FROM verdicts WHERE call IN ({marks}))", (*wanted, *wanted))
-    found = {r[0] for r in rows}
+        f"SELECT s.call, p.collection FROM seats s JOIN panels p ON p.id = s.panel"
+        f" WHERE s.call IN ({marks}) AND s.status IN ('ok', 'empty')"
+        f" AND s.call NOT IN (SELECT call FROM verdicts WHERE call IN ({marks}))", (*wanted, *wanted))
+    found = {r[0] for r in rows if access.allows(r[1])}
     return [c for c in wanted if c in found]
 
 
-async def record_counts(db: Database, collection: str, task: str | None = None) -> dict[str, dict[str, Any]]:
+async def record_counts(db: Database, collection: str, task: str | None = None, *,
+                        access: Access) -> dict[str, dict[str, Any]]:
     """Per alias: useful, notUseful, judged, lastAt, from the latest verdict on each of the collection's
-    panel seats and route conversations."""
+    panel seats and route conversations; 403 when ``access`` may not use the collection."""
+    if not access.allows(collection):
+        raise Forbidden(f"gateway key {access.key_name!r} may read the record of {_scope_of(access)} only")
     rows = await db.fetchall(
         "SELECT c.alias, v.useful, v.note, v.at FROM verdicts v"
         " JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
