@@ -148,6 +148,11 @@ class McpEndpoint:
     the caller's gateway key as its principal, so an MCP session belongs to the key that opened it."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            access = access_of(HTTPConnection(scope))
+        except BenchError as e:
+            await render_error(e)(scope, receive, send)
+            return
         state = scope["app"].state
         handler = getattr(state, "mcp_http", None)
         start = getattr(state, "mcp_start", None)
@@ -158,11 +163,6 @@ class McpEndpoint:
             error = BenchError("the MCP server is not running (the app is starting or stopping)")
             error.status = 503
             await render_error(error)(scope, receive, send)
-            return
-        try:
-            access = access_of(HTTPConnection(scope))
-        except BenchError as e:
-            await render_error(e)(scope, receive, send)
             return
         await handler({**scope, "user": key_principal(access)}, receive, send)
 
