@@ -23,6 +23,9 @@ in WAL a reader never waits for a writer), and move to a thread only when they w
   thread, waiting on ``busy_timeout`` as before: a busy statement changed nothing;
 - ``executemany`` (bulk) runs in a thread, and the WAL is checkpointed in a thread every
   ``CHECKPOINT_EVERY`` commits (automatic checkpoints, which fsync, are off on the writer).
+
+Every statement is still a checkpoint (other tasks run before it), as a thread hop was: code that
+counted on a store call letting a woken task run first keeps working.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from benchwarmers_mcp.store.migrations import apply_migrations
@@ -140,6 +144,7 @@ class _Inline:
         return await anyio.to_thread.run_sync(call)
 
     async def call(self, sql: str, fn: Callable[[], T]) -> T:
+        await anyio.lowlevel.checkpoint()  # each statement stays a point where other tasks run
         try:
             return self.run(sql, fn)
         except _Slow:
@@ -226,6 +231,7 @@ class Database:
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         reader = self._side(self._reader)
+        await anyio.lowlevel.checkpoint()
         try:
             return reader.run(sql, _rows(reader.conn, sql, params))
         except _Slow:
