@@ -9,6 +9,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.engine.learning import after_verdict
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import access_of, context, guarded, read_json, render_error
@@ -20,6 +21,8 @@ async def post_verdict(request: Request) -> Response:
     ctx = context(request)
     verdict = parse_verdict(await read_json(request, ctx.settings.max_body))
     recorded, written = await verdicts.record(ctx.db, verdict, access=access_of(request))
+    if written:
+        await after_verdict(ctx, recorded.call)  # the next panel reflects it
     return JSONResponse({"ok": True, "written": written, "recorded": recorded.as_dict()})
 
 

@@ -20,13 +20,13 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def db(tmp_path):
     async with Database(tmp_path / "t.db") as db:
-        await endpoints.add(db, Endpoint("e", "http://127.0.0.1:9/v1"))
+        await endpoints.add(db, Endpoint("ep", "http://127.0.0.1:9/v1"))
         yield db
 
 
 async def add(db, alias, served=None, **fields):
     served = served or alias
-    return await models.register(db, ModelRecord(alias, served, "e", family_of(served), **fields))
+    return await models.register(db, ModelRecord(alias, served, "ep", family_of(served), **fields))
 
 
 def text_ask(collection="c", **kw) -> Ask:
@@ -115,7 +115,7 @@ async def test_resting_models_are_not_explorers(db):
 async def test_every_edit_lands_in_the_change_log(db):
     await add(db, "logged")
     await models.retire(db, "logged", "test")
-    await endpoints.remove(db, "e")
+    await endpoints.remove(db, "ep")
     rows = await changes.history(db)
     assert [(r.what, r.subject) for r in rows] == [
-        ("endpoint.save", "e"), ("model.register", "logged"), ("model.retire", "logged"), ("endpoint.remove", "e")]
+        ("endpoint.save", "ep"), ("model.register", "logged"), ("model.retire", "logged"), ("endpoint.remove", "ep")]

@@ -135,6 +135,8 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/bench/record", GET, GW + "bench_routes:get_record", "gateway", "openai"),
     Entry("/bench/quotas", GET, ADMIN + "limits:get_quotas", "gateway", "openai"),
     Entry("/bench/remind", POST, MCP + "post_remind", "gateway", "openai"),
+    Entry("/bench/ratings", GET, ADMIN + "ratings:get_ratings", "gateway", "openai"),
+    Entry("/bench/suggestions", GET, ADMIN + "ratings:get_suggestions", "gateway", "openai"),
     # MCP, both protocol eras; a trailing slash answers too (never a redirect). No GET: the server
     # opens no stream of its own, so no idle stream holds a stopping server open.
     Entry("/mcp", POST_DELETE, MCP + "mcp_endpoint", "gateway", "mcp"),
@@ -159,6 +161,9 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/collection/remove", POST, ADMIN + "collections:remove_collection", "admin", "openai"),
     Entry("/api/gateway-settings", GET, ADMIN + "collections:get_gateway_settings", "admin", "openai"),
     Entry("/api/gateway-settings", POST, ADMIN + "collections:save_gateway_settings", "admin", "openai"),
+    Entry("/api/suggestion/accept", POST, ADMIN + "ratings:accept_suggestion", "admin", "openai"),
+    Entry("/api/learning-settings", GET, ADMIN + "ratings:get_learning_settings", "admin", "openai"),
+    Entry("/api/learning-settings", POST, ADMIN + "ratings:save_learning_settings", "admin", "openai"),
     Entry("/api/gateway-key", POST, ADMIN + "access:create_key", "admin", "openai"),
     Entry("/api/gateway-keys", GET, ADMIN + "access:list_keys", "admin", "openai"),
     Entry("/api/gateway-key/remove", POST, ADMIN + "access:remove_key", "admin", "openai"),

@@ -43,6 +43,8 @@ async def test_stdio_forwards_to_the_server(base: str, mode: str) -> None:
         assert tool.description == http_tools[name].description
     names = [c["name"] for c in json.loads(listed.content[0].text)]
     assert sorted(names) == ["core", "shaky"]  # the :mode duplicates of /v1/models are skipped
+    core = next(c for c in json.loads(listed.content[0].text) if c["name"] == "core")
+    assert set(core["ratings"]) == {"sage", "quill"}, "each member's rating, as over HTTP"
     assert verdict.content[0].text == f"Recorded {call}: not useful, 0 real, 1 false."
     assert unknown.is_error
     assert unknown.content[0].text.startswith("Benchwarmers refused POST /bench/verdict (404): no call with id")

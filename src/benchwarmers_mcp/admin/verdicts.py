@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import ADMIN_MAX_BODY, admin, ctx_of, ok
 from benchwarmers_mcp.context import Access
+from benchwarmers_mcp.engine.learning import after_verdict
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.inbound import read_json
 from benchwarmers_mcp.store import verdicts
@@ -24,4 +25,6 @@ async def post_verdict(request: Request) -> Response:
     ctx = ctx_of(request)
     verdict = parse_verdict(await read_json(request, min(ctx.settings.max_body, ADMIN_MAX_BODY)))
     recorded, written = await verdicts.record(ctx.db, verdict, access=Access.unscoped(WHO))
+    if written:
+        await after_verdict(ctx, recorded.call)  # the next panel reflects it
     return ok({"ok": True, "written": written, "recorded": recorded.as_dict()})

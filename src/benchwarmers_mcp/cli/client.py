@@ -20,7 +20,15 @@ import anyio
 import httpx
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_ask, cmd_bench, cmd_catalog, cmd_health, cmd_models, cmd_suite
+from benchwarmers_mcp.cli import (
+    cmd_ask,
+    cmd_bench,
+    cmd_catalog,
+    cmd_health,
+    cmd_models,
+    cmd_ratings,
+    cmd_suite,
+)
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
 
@@ -126,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_admin(b, sub)
     cmd_catalog.add_commands(b, sub)
     cmd_suite.register(b, sub)
+    cmd_ratings.register(b, sub)
     cmd_health.add(b, sub)
     return top
 
@@ -285,13 +294,15 @@ def add_admin(b: Builder, sub: Subparsers) -> None:
                        args=("name",))
     yes_flag(delete)
 
-    settings = b.command(sub, "settings", cmd_health.settings, "show or change the gateway and scheduler settings", [
+    settings = b.command(sub, "settings", cmd_health.settings, "show or change the gateway, scheduler and learning settings", [
         "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1",
-        "bench settings scheduler run --off perf", "bench settings scheduler --at availability=04:30"])
-    settings.add_argument("section", nargs="?", choices=("gateway", "scheduler"), help="the settings to change")
+        "bench settings scheduler run --off perf", "bench settings scheduler --at availability=04:30",
+        "bench settings learning --auto on", "bench settings learning --shadow agents:on"])
+    settings.add_argument("section", nargs="?", choices=("gateway", "scheduler", "learning"), help="the settings to change")
     cmd_health.add_settings(settings)
     settings.add_argument("--max-calls", type=int, help="seats per panel, members included (1 to 10)")
     settings.add_argument("--max-explorers", type=int, help="explorer seats per panel (0 to 2)")
+    cmd_ratings.add_learning_flags(settings)
     b.command(sub, "quotas", cmd_bench.quotas, "rate-limit windows per connection, and who is resting",
               ["bench quotas", "bench quotas --json"])
     add_keys(b, sub)

@@ -109,6 +109,10 @@ async def collection_delete(args: argparse.Namespace, remote: Remote) -> int:
 # ---- settings and quotas -------------------------------------------------------------------
 
 async def settings(args: argparse.Namespace, remote: Remote) -> int:
+    if getattr(args, "section", None) == "learning":
+        from benchwarmers_mcp.cli.cmd_ratings import learning_settings
+
+        return await learning_settings(args, remote)
     changing = getattr(args, "max_calls", None) is not None or getattr(args, "max_explorers", None) is not None
     if getattr(args, "section", None) == "gateway" and changing:
         reply = await remote.post("/api/gateway-settings",
@@ -119,6 +123,10 @@ async def settings(args: argparse.Namespace, remote: Remote) -> int:
         return 0
     g = reply["gateway"]
     print(f"gateway  max calls {g['max_calls']} (seats per panel), max explorers {g['max_explorers']}")
+    if getattr(args, "section", None) is None:
+        from benchwarmers_mcp.cli.cmd_ratings import learning_settings
+
+        await learning_settings(args, remote)
     return 0
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection as AbstractSet
+
+from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.messages import Ask, ModelRequest, estimate_text_tokens, user
-from benchwarmers_mcp.store import Database, verdicts
+from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.calls import SeatRecord
 from benchwarmers_mcp.store.collections import Collection
@@ -30,8 +33,10 @@ def merge_request(ask: Ask, seats: list[SeatRecord]) -> ModelRequest:
 
 
 async def merger_candidates(db: Database, collection: Collection, shape: str,
-                            skipped: list[dict[str, str]]) -> list[ModelRecord]:
-    """The collection's merger, then members by useful verdicts on this shape (count, then ratio), then the rest."""
+                            skipped: list[dict[str, str]], answered: AbstractSet[str] = frozenset()
+                            ) -> list[ModelRecord]:
+    """The collection's merger, then the members that answered by rating on this collection and
+    shape (best first), then the other members by rating."""
     everyone = {m.alias: m for m in await model_store.list_all(db)}
     members = [everyone[a] for a in collection.members if a in everyone and not everyone[a].retired]
     out: list[ModelRecord] = []
@@ -41,13 +46,9 @@ async def merger_candidates(db: Database, collection: Collection, shape: str,
             skipped.append({"seat": "merger", "alias": chosen.alias, "why": "retired"})
         elif chosen:
             out.append(chosen)
-    counts = await verdicts.useful_counts(db, [m.alias for m in members], shape)
-
-    def rank(m: ModelRecord) -> tuple[int, float]:
-        useful, judged = counts.get(m.alias, (0, 0))
-        return (-useful, -(useful / judged if judged else 0.0))
-
-    for m in sorted(members, key=rank):
+    ratings = await learning.ratings_for(db, collection.qualified, shape, [m.alias for m in members])
+    position = {m.alias: i for i, m in enumerate(members)}
+    for m in sorted(members, key=lambda m: (m.alias not in answered, -ratings[m.alias].mean, position[m.alias])):
         if m.alias not in {o.alias for o in out}:
             out.append(m)
     return out

@@ -232,7 +232,8 @@ async def _merge(ctx: Context, run: PanelRun, info: CallInfo) -> MergeDone:
     order = {s.key: i for i, s in enumerate(run.seating.seats)}
     answered.sort(key=lambda r: order.get(r.seat, 99))
     request = merge.merge_request(run.ask, answered)
-    candidates = await merge.merger_candidates(ctx.db, run.collection, run.seating.shape, run.panel.skipped)
+    candidates = await merge.merger_candidates(ctx.db, run.collection, run.seating.shape, run.panel.skipped,
+                                               {s.alias for s in answered})
     # a model that just failed in this panel, or is resting after a rate limit, does not merge it
     unfit = {s.alias for s in done if s.status in ("error", "timeout")} | set(await ctx.resting())
     chosen = next((m for m in candidates if m.alias not in unfit and merge.fits(m, request)), None)

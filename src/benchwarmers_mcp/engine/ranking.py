@@ -10,10 +10,12 @@ Unknown is not "cannot": a member whose tool support is unknown takes a tool req
 members known to call tools (``Lineup.later``). If it answers that it cannot, the caller learns
 that (``catalog/learned.py``) and the turn fails over to the next member.
 
-The order, best first: useful verdicts (panel seats and route calls alike), then verified suite
-findings (a hook, filled in when the suite reports them), with resting members last and the
-``later`` members after the rest. With a probability of ``rotation``, a new (or re-ranked)
-conversation goes to the least recently used member instead, so every member's record keeps growing.
+The order, best first: each member's rating on the collection's route calls (``engine.ratings``:
+the posterior mean, from verdicts on route calls and, weighed less, on the collection's panels and
+elsewhere, suite scores included), then the suite hook's findings, then collection order; resting
+members last and the ``later`` members after the rest. The share of exploration: with a probability
+of ``rotation``, a new (or re-ranked) conversation goes to the least recently used member instead,
+so every member's record keeps growing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from collections.abc import Collection as AbstractSet
 from dataclasses import dataclass, field
 
+from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.errors import BadRequest, NobodySeatable, TooLarge
 from benchwarmers_mcp.messages import Ask, estimate_tokens
 from benchwarmers_mcp.store import Database, verdicts
@@ -104,14 +107,15 @@ async def record_scores(db: Database, aliases: list[str]) -> dict[str, int]:
 
 async def rank(db: Database, members: list[ModelRecord], *, resting: AbstractSet[str] = frozenset(),
                rotate: bool = False, suite: SuiteHook | None = None,
-               later: AbstractSet[str] = frozenset()) -> list[ModelRecord]:
-    """Best record first, resting members last, ``later`` members after every other; ``rotate``
-    puts the least recently used non-resting member first (never a ``later`` one)."""
+               later: AbstractSet[str] = frozenset(), collection: str = "") -> list[ModelRecord]:
+    """Best rated first (on ``collection``'s route calls; "" for everywhere), resting members last,
+    ``later`` members after every other; ``rotate`` puts the least recently used non-resting
+    member first (never a ``later`` one)."""
     aliases = [m.alias for m in members]
-    useful = await record_scores(db, aliases)
+    ratings = await learning.ratings_for(db, collection, "route", aliases)
     findings = await suite(aliases) if suite else {}
     position = {a: i for i, a in enumerate(aliases)}
-    ordered = sorted(members, key=lambda m: (m.alias in later, m.alias in resting, -useful.get(m.alias, 0),
+    ordered = sorted(members, key=lambda m: (m.alias in later, m.alias in resting, -ratings[m.alias].mean,
                                              -findings.get(m.alias, 0), position[m.alias]))
     if rotate:
         awake = [m for m in ordered if m.alias not in resting and m.alias not in later]

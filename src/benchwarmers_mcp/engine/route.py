@@ -34,7 +34,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from benchwarmers_mcp.context import Access, CallInfo, Context, RouteTuning, require_access
-from benchwarmers_mcp.engine import ranking
+from benchwarmers_mcp.engine import ranking, shadow
 from benchwarmers_mcp.engine.ranking import Lineup
 from benchwarmers_mcp.errors import (
     BadGateway,
@@ -210,6 +210,9 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
     driver = _Driver(ctx, ask, tune, claim, candidates[:tune.max_tries], hold_all, send, turn)
+    if len(line.eligible) > 1 and await shadow.enabled(ctx, collection):  # another member answers, unseen
+        driver.shadow = shadow.Shadow(ask, collection, claim.conversation.id, claim.turn, candidates,
+                                      lambda m: member_request(ask, m), tune.turn_timeout)
     ctx.tg.start_soon(driver.run)
     return turn
 
@@ -221,9 +224,11 @@ async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning)
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
         rest = [m for m in line.eligible if m is not sticky]
-        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, later=line.later)]
+        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, later=line.later,
+                                            collection=claim.conversation.collection)]
     rotate = tune.chance() < tune.rotation
-    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later)
+    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later,
+                              collection=claim.conversation.collection)
 
 
 def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> BenchError:
@@ -270,6 +275,7 @@ class _Driver:
     tried: list[dict[str, str]] = field(default_factory=list)
     errors: list[ProviderError] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    shadow: shadow.Shadow | None = None  # the collection's shadow seat, started once a member commits
 
     def __post_init__(self) -> None:
         self.record = TurnRecord(self.claim.conversation.id, self.claim.turn, "error", 0.0,
@@ -381,6 +387,8 @@ class _Driver:
         failed_over = tuple(self.tried)
         self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
         await self.send.send(Committed(member, call, failed_over))
+        if self.shadow is not None:
+            self.shadow.start(self.ctx, member)
         for event in held:
             await self._forward(event)
         self.record.status = "ok"

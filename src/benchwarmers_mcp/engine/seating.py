@@ -1,18 +1,28 @@
 """Who sits on a panel: the members that can take the request, then explorer seats.
 
-Explorers are the least recently used available models, by exact time (never used first),
-never two of one family nor a member's family. ``with`` nominates explorers for one request.
+Explorers are chosen to learn: each available model is scored from its rating on this collection
+and shape (``engine.ratings``), by its upper bound (``ucb``, the default: mean + 1.5 sd) or a Thompson draw from its posterior (``thompson``, as ``bench settings learning``
+says). A model never judged here scores above every judged one, so newcomers sit soon; equal
+scores go to the least recently used, by exact time (never used first). So with no verdicts at
+all explorers rotate by recency alone. Never two of one family nor a member's family; ``with``
+nominates explorers for one request; retired, ad hoc, resting, wrong-role and too-small models
+are never drawn. Each explorer's seat says why it was seated (``Seat.note``).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection as AbstractSet
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from benchwarmers_mcp.engine import learning
+from benchwarmers_mcp.engine.ratings import Rating
 from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, TooLarge
 from benchwarmers_mcp.messages import Ask, estimate_tokens
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from benchwarmers_mcp.store.models import ModelRecord
 
@@ -27,6 +37,19 @@ SHAPE_ROLES: dict[str, tuple[str, ...]] = {
     "vision": ("general", "light", "vision"),
     "image": ("image",),
 }
+
+
+Z = 1.5  # the upper bound's standard deviations (about the one-sided 93% bound), tuned on the learning benchmark
+
+
+@dataclass(frozen=True)
+class Explore:
+    """How explorer seats are drawn: ``ucb`` (upper bound, ``z`` standard deviations above the
+    mean) or ``thompson`` (a draw from each posterior, with ``rng``)."""
+
+    method: str = "ucb"
+    z: float = Z
+    rng: random.Random = field(default_factory=random.Random)
 
 
 @dataclass(frozen=True)
@@ -80,8 +103,10 @@ def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict
 
 
 async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: GatewaySettings,
-                     resting: AbstractSet[str] = frozenset()) -> Seating:
-    """Seat a panel or raise the refusal that applies (413, 400 no seat can see, 503 nobody)."""
+                     resting: AbstractSet[str] = frozenset(), *, ratings: Mapping[str, Rating] | None = None,
+                     explore: Explore | None = None) -> Seating:
+    """Seat a panel or raise the refusal that applies (413, 400 no seat can see, 503 nobody).
+    ``ratings`` (on this collection and shape) and ``explore`` are read from the store when not given."""
     skipped: list[dict[str, str]] = []
     everyone = {m.alias: m for m in await model_store.list_all(db)}
     shape, shape_by = choose_shape(collection, ask)
@@ -104,7 +129,12 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
         and m.role in admitted and not _too_small(m, estimate)
         and (m.can_see if ask.has_images else m.role != "vision")
     ]
-    explorers.fill(sorted(pool, key=lambda m: (m.last_used or 0.0, m.alias)))
+    if explorers.count > len(explorers.seats) and pool:
+        if explore is None:
+            explore = Explore((await rating_store.learning_settings(db)).explore)
+        if ratings is None:
+            ratings = await learning.ratings_for(db, collection.qualified, shape, [m.alias for m in pool])
+        explorers.fill(ranked_pool(pool, ratings, explore))
     seats.extend(explorers.seats)
     if not seats:
         if ask.has_images:
@@ -113,6 +143,25 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
         raise NobodySeatable(f"nobody can be seated on bench/{collection.name}: it has no available members"
                              " and no explorer could be seated")
     return Seating(seats, skipped, shape, shape_by, len(members), len(explorers.seats))
+
+
+def _why(r: Rating | None, explore: Explore, score: float) -> str:
+    if r is None or r.fresh():
+        return "never judged here: seated to learn"
+    what = "upper bound" if explore.method == "ucb" else "Thompson draw"
+    return f"{what} {score:.2f} (mean {r.mean:.2f} from {r.weight:.1f} verdicts)"
+
+
+def ranked_pool(pool: list[ModelRecord], ratings: Mapping[str, Rating], explore: Explore
+                ) -> list[tuple[ModelRecord, str]]:
+    """The pool best first: by score, then least recently used (exact time), then alias."""
+    scored = []
+    for m in pool:
+        r = ratings.get(m.alias)
+        score = 2.0 if r is None else r.upper(explore.z) if explore.method == "ucb" else r.draw(explore.rng)
+        scored.append((-score, m.last_used or 0.0, m.alias, m, _why(r, explore, score)))
+    scored.sort(key=lambda t: t[:3])
+    return [(t[3], t[4]) for t in scored]
 
 
 class _Explorers:
@@ -152,10 +201,10 @@ class _Explorers:
                 continue
             self.add(model, "nominated" + (" (window may be too small)" if _too_small(model, estimate) else ""))
 
-    def fill(self, pool: list[ModelRecord]) -> None:
+    def fill(self, pool: list[tuple[ModelRecord, str]]) -> None:
         """The rest of the seats from the pool, in order, never two of one family."""
-        for model in pool:
+        for model, why in pool:
             if len(self.seats) >= self.count:
                 return
             if model.family not in self.families and model.alias not in self.taken:
-                self.add(model)
+                self.add(model, why)

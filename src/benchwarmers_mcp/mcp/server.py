@@ -28,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.policy import Policy
 from benchwarmers_mcp.context import Access, Context
-from benchwarmers_mcp.engine import collections, report
+from benchwarmers_mcp.engine import collections, learning, report
 from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, start_panel
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest, BenchError
@@ -55,7 +55,14 @@ class EngineTools:
         self.ctx = ctx
 
     async def collections(self, request: Request | None) -> list[dict[str, Any]]:
-        return await collections.entries(self.ctx.db, only=access_of(request).visible())
+        entries = await collections.entries(self.ctx.db, only=access_of(request).visible())
+        evidence = await learning.load_evidence(self.ctx.db)
+        for entry in entries:  # each member's rating on the collection: mean, 90% interval, status
+            found = await collection_store.get(self.ctx.db, entry["name"])
+            ratings = await learning.ratings_for(self.ctx.db, found.qualified, learning.review_shape(found),
+                                                 found.members, evidence=evidence)
+            entry["ratings"] = {a: learning.brief(r) for a, r in ratings.items()}
+        return entries
 
     async def ask(self, args: AskArgs, request: Request | None, progress: Progress) -> tuple[str, dict[str, Any]]:
         try:
@@ -95,6 +102,8 @@ class EngineTools:
             recorded, written = await verdicts.record(self.ctx.db, verdict, access=access_of(request))
         except BenchError as e:
             raise refused("verdict", e) from None
+        if written:
+            await learning.after_verdict(self.ctx, recorded.call)
         return recorded.as_dict(), written
 
     async def remind(self, session: str, calls: list[str], request: Request | None) -> list[str]:

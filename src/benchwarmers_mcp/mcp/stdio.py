@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 
@@ -85,7 +86,14 @@ class RemoteTools:
 
     async def collections(self, request: Any) -> list[dict[str, Any]]:
         data = await self._json("GET", "/v1/models")
-        return [m for m in data.get("data") or [] if ":" not in str(m.get("id", ""))]
+        entries = [m for m in data.get("data") or [] if ":" not in str(m.get("id", ""))]
+        for entry in entries:  # each member's rating, as the HTTP server's list carries it
+            name = str(entry.get("id", "")).removeprefix("bench/")
+            rated = await self._json("GET", f"/bench/ratings?collection={quote(name)}")
+            entry["ratings"] = {m["alias"]: {"mean": m["mean"], "interval": m["interval"],
+                                             "verdicts": round(m["weight"], 1), "status": m["status"]}
+                                for m in rated.get("models") or () if m.get("member")}
+        return entries
 
     async def ask(self, args: AskArgs, request: Any, progress: Progress) -> tuple[str, dict[str, Any]]:
         messages = [{"role": "system", "content": args.system}] if args.system else []

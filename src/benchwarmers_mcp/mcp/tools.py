@@ -141,8 +141,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 DESCRIPTIONS = {
     "list_collections": (
-        "The collections you can ask: what each is for, tags, members, explorer seats, reply mode and what the "
-        "members handle together. Pick one by task before calling ask."),
+        "The collections you can ask: what each is for, tags, members (each with its rating from verdicts: mean, "
+        "90% interval, status), explorer seats, reply mode and what the members handle together. Pick one by "
+        "task before calling ask."),
     "ask": (
         "Ask a collection for independent answers from every seat; a panel can take minutes (progress is "
         "reported as seats answer). Ask a collection, not a favourite model. Put the real text in the prompt "
@@ -242,6 +243,8 @@ def collection_summary(entry: dict[str, Any]) -> dict[str, Any]:
     out["capabilities"] = together.get("capabilities") or []
     if together.get("limits"):
         out["limits"] = together["limits"]
+    if entry.get("ratings"):
+        out["ratings"] = entry["ratings"]
     return out
 
 

@@ -689,3 +689,48 @@ async def web_002_health_events(tx: Transaction) -> None:
         await tx.execute(
             f"CREATE TRIGGER events_{table}_{change.lower()} AFTER {change} ON {table} BEGIN"
             f" INSERT INTO events (at, kind, subject, ref) VALUES ({at}, '{kind}', {subject}, {ref}); END")
+
+
+@migration
+async def ratings_001_suggestions_and_shadows(tx: Transaction) -> None:
+    """Learning: the suggestions a review raised (who to promote or bench) and what became of each;
+    shadow answers (another member answering a route turn in the background, for a later verdict)."""
+    await _script(
+        tx,
+        """
+        CREATE TABLE suggestions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            collection TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            replaces TEXT NOT NULL DEFAULT '',
+            reason TEXT NOT NULL DEFAULT '',
+            strength REAL NOT NULL DEFAULT 0,
+            auto INTEGER NOT NULL DEFAULT 0,
+            evidence TEXT NOT NULL DEFAULT '{}',
+            state TEXT NOT NULL DEFAULT 'open',
+            open_key TEXT UNIQUE,
+            raised_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            decided_at REAL,
+            decided_by TEXT
+        );
+        CREATE INDEX suggestions_state ON suggestions (state, collection);
+        CREATE TABLE shadow_calls (
+            call TEXT PRIMARY KEY,
+            conversation TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            alias TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            status TEXT NOT NULL,
+            seconds REAL NOT NULL DEFAULT 0,
+            answer TEXT NOT NULL DEFAULT '',
+            tool_calls TEXT NOT NULL DEFAULT '[]',
+            error TEXT NOT NULL DEFAULT '',
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            at REAL NOT NULL
+        );
+        CREATE INDEX shadow_calls_conversation ON shadow_calls (conversation, turn)
+        """,
+    )

@@ -38,7 +38,7 @@ class Verdict:
 
 
 async def call_target(db: Reader, call: str) -> dict[str, Any] | None:
-    """What a call id points at: a panel seat (or merger), or a route conversation's member."""
+    """What a call id points at: a panel seat (or merger), a route conversation's member, or a shadow answer."""
     row = await db.fetchone(
         "SELECT s.alias, s.status, s.label, p.collection, p.shape FROM seats s JOIN panels p ON p.id = s.panel"
         " WHERE s.call = ?", (call,))
@@ -48,6 +48,10 @@ async def call_target(db: Reader, call: str) -> dict[str, Any] | None:
     row = await db.fetchone("SELECT alias, collection FROM route_calls WHERE call = ?", (call,))
     if row is not None:
         return {"alias": row["alias"], "status": "ok", "seat": "route", "collection": row["collection"],
+                "shape": "route"}
+    row = await db.fetchone("SELECT alias, status, collection FROM shadow_calls WHERE call = ?", (call,))
+    if row is not None:  # a shadow answer to a route turn (``store.ratings``), judged later
+        return {"alias": row["alias"], "status": row["status"], "seat": "shadow", "collection": row["collection"],
                 "shape": "route"}
     return None
 
