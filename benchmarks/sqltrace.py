@@ -30,7 +30,7 @@ import uvicorn  # noqa: E402
 from fastfake import Client  # noqa: E402
 from hotpath import body, prepare, start_upstream  # noqa: E402
 
-from benchwarmers_mcp.store import db as store_db  # noqa: E402
+from benchwarmers_mcp.store import sqlite as store_db  # noqa: E402
 from tests.kits.servers import free_port, server_env  # noqa: E402
 
 SEEN: collections.Counter[str] = collections.Counter()
@@ -38,18 +38,18 @@ OFF_LOOP: collections.Counter[str] = collections.Counter()  # statements that we
 
 
 def _count_off_loop() -> None:
-    in_thread, threaded = store_db._Inline.in_thread, store_db.Database._threaded_reader
+    in_thread, threaded = store_db._Inline.in_thread, store_db.SqliteDatabase._threaded_reader
 
     async def counted_in_thread(self: store_db._Inline, fn: object) -> object:
         OFF_LOOP["writer in a thread"] += 1
         return await in_thread(self, fn)  # type: ignore[arg-type]
 
-    async def counted_threaded(self: store_db.Database) -> object:
+    async def counted_threaded(self: store_db.SqliteDatabase) -> object:
         OFF_LOOP["read on the threaded reader"] += 1
         return await threaded(self)
 
     store_db._Inline.in_thread = counted_in_thread  # type: ignore[method-assign,assignment]
-    store_db.Database._threaded_reader = counted_threaded  # type: ignore[method-assign,assignment]
+    store_db.SqliteDatabase._threaded_reader = counted_threaded  # type: ignore[method-assign,assignment]
 
 
 def _trace(sql: str) -> None:
@@ -58,10 +58,10 @@ def _trace(sql: str) -> None:
     SEEN[shape[:110]] += 1
 
 
-_open = store_db.Database.open
+_open = store_db.SqliteDatabase.open
 
 
-async def _traced_open(self: store_db.Database) -> store_db.Database:
+async def _traced_open(self: store_db.SqliteDatabase) -> store_db.SqliteDatabase:
     out = await _open(self)
     for side in (self._writer, self._reader):
         if side is not None:
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--profile", metavar="PATH", help="cProfile the event loop's thread (the client too) to PATH")
     args = parser.parse_args()
-    store_db.Database.open = _traced_open  # type: ignore[method-assign]
+    store_db.SqliteDatabase.open = _traced_open  # type: ignore[method-assign]
     _count_off_loop()
     with tempfile.TemporaryDirectory(prefix="bench-sqltrace-") as tmp:
         up_port = free_port()

@@ -44,7 +44,7 @@ async def seeded(home: Path) -> None:
 @pytest.fixture
 async def ctx(settings: Settings, home: Path) -> AsyncIterator[Context]:
     await seeded(home)
-    async with Database(settings.db_path) as db, make_client(settings) as http, anyio.create_task_group() as tg:
+    async with Database(settings.store_target) as db, make_client(settings) as http, anyio.create_task_group() as tg:
         keys = KeyStore(settings.config_dir, {})
         yield Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
         tg.cancel_scope.cancel()
@@ -174,7 +174,7 @@ async def _send(client: httpx.AsyncClient, method: str, probe: Probe, key: str) 
 async def test_a_scoped_key_is_held_to_its_collections_on_every_gateway_route(settings: Settings,
                                                                               home: Path) -> None:
     await seeded(home)
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         _, core_only = await gateway_keys.create(db, "core-only", ["core"])
         _, everything = await gateway_keys.create(db, "everything")
     async with app_client(settings, require_keys=True) as client:

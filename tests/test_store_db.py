@@ -122,3 +122,20 @@ async def test_a_writer_waits_for_another_process_lock_without_holding_the_loop(
             await done.wait()
             ticker.running = False
         assert {c: t["calls"] for c, t in (await ledger.totals(db)).items()} == {"c0": 1, "c1": 1}
+
+
+@pytest.mark.anyio
+async def test_a_read_on_the_database_from_the_transactions_own_task_sees_its_rows(tmp_path: Path) -> None:
+    async with Database(tmp_path / "b.db") as db:
+        seen_elsewhere: list[dict[str, Any]] = []
+
+        async def elsewhere() -> None:
+            seen_elsewhere.append(await ledger.totals(db))
+
+        async with db.transaction() as tx:
+            await ledger.insert(tx, _row(1))
+            assert (await ledger.totals(db))["c1"]["calls"] == 1  # this task: inside its transaction
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(elsewhere)
+        assert seen_elsewhere == [{}]  # another task: only what is committed
+        assert (await ledger.totals(db))["c1"]["calls"] == 1

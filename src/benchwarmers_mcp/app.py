@@ -35,6 +35,7 @@ from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
@@ -163,7 +164,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             raise RuntimeError("refusing to start: " + "; ".join(problems))
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
-            db = await stack.enter_async_context(Database(settings.db_path))
+            db = await stack.enter_async_context(Database(settings.store_target))
             http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
@@ -172,6 +173,8 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
                           events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx
             tg.start_soon(feed.run)
+            ctx.replica = replica_store.new_id()
+            await tg.start(replica_store.keep_present, db, ctx.replica)
             app.state.mcp_http = None
             app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
             from benchwarmers_mcp.suite import runner as suite_runner
