@@ -56,9 +56,12 @@ differ, each covers it in its own module:
   counts the rows triggers add. Callers only test it for zero or add it up.
 - New ids: ``insert()`` reads SQLite's ``lastrowid``; PostgreSQL appends ``RETURNING id``.
 - ``write()`` is a one-statement writer transaction on both (so ids are given out in commit order:
-  the live feed tails ``events`` by id). SQLite has one connection per process (a read on
-  ``Database`` while a transaction is open sees its uncommitted rows); PostgreSQL reads on any
-  pooled connection, except that a read or write from the task holding a transaction runs inside it.
+  the live feed tails ``events`` by id). SQLite has one writer connection per process, and reads on
+  ``Database`` use a reader connection of their own that sees only committed rows; PostgreSQL reads
+  on any pooled connection. On both, a read from the task holding a transaction runs inside it
+  (PostgreSQL: a write too).
+- Where statements run: SQLite runs them on the event loop, except a read over its CPU budget, a
+  busy database and ``executemany``, which go to a thread (``sqlite.py``); asyncpg needs none of it.
 - Schema: migrations are written in SQLite's DDL and ``migrations.ddl`` maps the column types for
   PostgreSQL (``REAL`` is ``DOUBLE PRECISION`` there: PostgreSQL's REAL is 4 bytes, a timestamp
   would lose minutes); a trigger is a PL/pgSQL function there (``migrations._trigger``).
