@@ -135,6 +135,8 @@ async def pieces(run: PanelRun, keepalive: float | None) -> AsyncIterator[str | 
     if not merged:
         yield report.heading(run)
     async for event in run.events(keepalive):
+        if isinstance(event, SeatDone):
+            run.relayed = event.answered  # the progress on this piece: seats done when *it* finished
         if event is None:
             yield None
         elif isinstance(event, SeatDone) and not merged:

@@ -1,9 +1,16 @@
 """Fixtures every test may take. The gateway and the fake upstreams run in-process on the test's
 loopback (``net``): no socket, no server thread per test. ``tests/e2e/conftest.py`` swaps
-``upstream`` and ``gateway`` for real servers on free ports."""
+``upstream`` and ``gateway`` for real servers on free ports.
+
+The store: a test runs on SQLite in its data folder. A test (or module, ``pytestmark``) marked
+``backends`` runs twice, ``[sqlite]`` and ``[postgresql]``: for the second, its ``home`` (and so
+``settings``, every kit that seeds or reads a data folder, and server processes started on it) is
+bound to a clean PostgreSQL database (``tests/kits/postgres.py``). ``store_backend`` says which.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +19,63 @@ import pytest
 
 from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
+from tests.kits import postgres as pg_kit
+from tests.kits import store as store_kit
 from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
+
+BACKENDS = ("sqlite", "postgresql")
+# the store tests: every test in these files that takes a data folder (``home``, ``settings``...)
+# runs on both backends, as if marked ``backends``
+STORE_TESTS = frozenset({
+    "test_store_backends.py", "test_replicas.py", "test_store_calls.py", "test_store_events.py",
+    "test_seating.py", "test_route_ranking.py", "test_ledger.py", "test_limits.py", "test_limits_gateway.py",
+    "test_security_keys.py", "test_route_sticky.py", "test_engine_outcome.py", "catalog/test_facts_store.py",
+    "suite/test_mine.py", "suite/test_board.py", "e2e/test_limits_processes.py",
+    "e2e/test_route_sticky_processes.py", "e2e/test_durability.py", "test_scheduler.py", "test_onboarding.py",
+})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "backends: run on SQLite and on PostgreSQL (the store_backend fixture)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_backend" not in metafunc.fixturenames:
+        return
+    where = Path(str(metafunc.definition.path)).relative_to(Path(__file__).parent).as_posix()
+    if metafunc.definition.get_closest_marker("backends") or where in STORE_TESTS:
+        metafunc.parametrize("store_backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """``sqlite`` or ``postgresql``: the store this run of the test uses. ``sqlite`` unless marked,
+    or unless ``BENCHWARMERS_TEST_STORE=postgresql`` puts every unmarked test on PostgreSQL."""
+    default = os.environ.get("BENCHWARMERS_TEST_STORE", "sqlite")
+    return str(getattr(request, "param", default))
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[pg_kit.Cluster]:
+    try:
+        yield pg_kit.cluster()
+    finally:
+        pg_kit.finish()
+
+
+@pytest.fixture
+def database_url(store_backend: str, request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """None on SQLite; on PostgreSQL, a clean migrated database of its own for this test."""
+    if store_backend == "sqlite":
+        yield None
+        return
+    cluster: pg_kit.Cluster = request.getfixturevalue("postgres_cluster")
+    url = cluster.take()
+    try:
+        yield url
+    finally:
+        cluster.give_back(url)
 
 
 @pytest.fixture
@@ -22,15 +84,20 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def home(tmp_path: Path, database_url: str | None) -> Iterator[Path]:
+    """The test's data folder, bound to its store (``tests/kits/store.py``)."""
     path = tmp_path / "data"
     path.mkdir()
-    return path
+    store_kit.bind(path, database_url)
+    try:
+        yield path
+    finally:
+        store_kit.bind(path, None)
 
 
 @pytest.fixture
-def settings(home: Path) -> Settings:
-    return Settings.from_env({}, home=home, config_dir=home.parent / "config")
+def settings(home: Path, database_url: str | None) -> Settings:
+    return Settings.from_env({}, home=home, config_dir=home.parent / "config", database_url=database_url)
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ async def seeded(home: Path) -> None:
 @pytest.fixture
 async def ctx(settings: Settings, home: Path) -> AsyncIterator[Context]:
     await seeded(home)
-    async with Database(settings.db_path) as db, make_client(settings) as http, anyio.create_task_group() as tg:
+    async with Database(settings.store_target) as db, make_client(settings) as http, anyio.create_task_group() as tg:
         keys = KeyStore(settings.config_dir, {})
         yield Context(settings, db, keys, http, ModelCaller(db, keys, http), tg)
         tg.cancel_scope.cancel()
@@ -145,6 +145,9 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("GET", "/bench/record"): Probe("exempt", why=ISSUE_12),
     ("POST", "/bench/remind"): Probe("exempt", why=ISSUE_12),
     ("GET", "/bench/quotas"): Probe("exempt", why="connections and their limits, not collections"),
+    ("GET", "/bench/ratings"): Probe("ask", "/bench/ratings?collection={c}"),
+    ("GET", "/bench/suggestions"): Probe(
+        "exempt", why="filtered by access.allows per suggestion; the seeded bench has no evidence to raise one"),
     **{(method, path): Probe("exempt", why="the tools check the scope: test_mcp_http.py TestKeys")
        for path in ("/mcp", "/mcp/", "/v1/mcp", "/v1/mcp/") for method in ("POST", "DELETE")},
 }
@@ -174,7 +177,7 @@ async def _send(client: httpx.AsyncClient, method: str, probe: Probe, key: str) 
 async def test_a_scoped_key_is_held_to_its_collections_on_every_gateway_route(settings: Settings,
                                                                               home: Path) -> None:
     await seeded(home)
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         _, core_only = await gateway_keys.create(db, "core-only", ["core"])
         _, everything = await gateway_keys.create(db, "everything")
     async with app_client(settings, require_keys=True) as client:

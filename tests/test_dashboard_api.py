@@ -13,11 +13,11 @@ import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import verdicts as verdict_store
 from benchwarmers_mcp.store.verdicts import VerdictLine
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.loopback import Loopback
+from tests.kits.store import store_of
 
 SECRET = "sk-dashboard-test-0123456789"
 PROMPT = "a question nobody may read back from the logs"
@@ -59,7 +59,7 @@ def sse(lines: Iterator[str]) -> Iterator[tuple[str, dict]]:
 
 def seat_in_store(home: Path, call: str) -> bool:
     async def read() -> bool:
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             return await verdict_store.call_target(db, call) is not None
 
     return anyio.run(read)
@@ -67,7 +67,7 @@ def seat_in_store(home: Path, call: str) -> bool:
 
 def verdict_log(home: Path) -> list[VerdictLine]:
     async def read() -> list[VerdictLine]:
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             return await verdict_store.log(db)
 
     return anyio.run(read)

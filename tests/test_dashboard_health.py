@@ -30,6 +30,7 @@ from benchwarmers_mcp.store.health import ProbeRow
 from benchwarmers_mcp.web import action_needed
 from benchwarmers_mcp.web.action_needed import Item, source
 from tests.kits.loopback import Loopback
+from tests.kits.store import target as store_target
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
 def in_store(settings: Settings, fn: Callable[[Database], Awaitable[Any]]) -> Any:
     """Run ``fn`` on the server's data folder through a connection of its own (as another process would)."""
     async def go() -> Any:
-        async with Database(settings.db_path) as db:
+        async with Database(settings.store_target) as db:
             return await fn(db)
     return anyio.run(go)
 
@@ -252,7 +253,7 @@ def test_onboarding_through_the_queue_shows_its_steps_in_details(api: httpx.Clie
 
 @pytest.mark.anyio
 async def test_an_alert_changed_by_an_update_is_an_event_and_counts_stay_exact(home: Path) -> None:
-    async with Database(home / "b.db") as db:
+    async with Database(store_target(home)) as db:
         start = await event_store.head(db)
         first = await alert_store.raise_one(db, "retiring", "m1", "m1 retires in 3 days", {"days": 3}, 100.0)
         await alert_store.raise_one(db, "retiring", "m1", "m1 retires in 2 days", {"days": 2}, 200.0)  # refreshed

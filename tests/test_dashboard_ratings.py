@@ -36,7 +36,7 @@ def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
 def in_store(settings: Settings, fn: Callable[[Database], Awaitable[Any]]) -> Any:
     """Run ``fn`` on the server's data folder through a connection of its own (as another process would)."""
     async def go() -> Any:
-        async with Database(settings.db_path) as db:
+        async with Database(settings.store_target) as db:
             return await fn(db)
     return anyio.run(go)
 

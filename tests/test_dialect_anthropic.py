@@ -7,12 +7,12 @@ import anthropic
 import anyio
 import pytest
 
-from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import GatewaySettings
 from tests.kits import dialect as kit
 from tests.kits.dialect import breaks_mid_stream, panel, settings  # noqa: F401  (fixtures)
 from tests.kits.seed import seed
+from tests.kits.store import store_of
 
 pytestmark = pytest.mark.usefixtures("panel")
 
@@ -79,7 +79,7 @@ def test_images_as_base64_and_url_reach_seats_that_can_see(sdk):
 
 
 async def _no_explorers(home) -> None:
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await collection_store.save_gateway_settings(db, GatewaySettings(max_calls=5, max_explorers=0))
 
 

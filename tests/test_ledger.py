@@ -12,7 +12,7 @@ import anyio
 import openai
 import pytest
 
-from benchwarmers_mcp.store import Database, ledger
+from benchwarmers_mcp.store import ledger
 from tests.fakes.anthropic_upstream import FakeAnthropic
 from tests.fakes.gemini_upstream import FakeGemini
 from tests.fakes.native import Reply
@@ -20,6 +20,7 @@ from tests.fakes.ollama_upstream import FakeOllama
 from tests.fakes.responses_upstream import FakeResponses
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
+from tests.kits.store import store_of
 
 SECRET = "the-prompt-marker-7f3a"
 
@@ -51,7 +52,7 @@ def client(net: Loopback, base: str) -> openai.OpenAI:
 
 
 async def _rows(home: Path) -> list[ledger.UsageRow]:
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         return await ledger.rows(db)
 
 

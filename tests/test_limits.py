@@ -20,6 +20,7 @@ from benchwarmers_mcp.upstream import pacing as limits
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.pacing import PacingPolicy
+from tests.kits.store import store_of
 
 pytestmark = pytest.mark.anyio
 HELLO = ModelRequest("", (user("hello"),))
@@ -52,7 +53,7 @@ def failure(status: int, body: dict | None = None, headers: dict[str, str] | Non
 
 @pytest.fixture
 async def db(home: Path) -> AsyncIterator[Database]:
-    async with Database(home / "benchwarmers.db") as database:
+    async with store_of(home) as database:
         await endpoints.add(database, Endpoint("up", "http://up.test/v1"))
         for alias in ("m1", "m2"):
             await models.register(database, ModelRecord(alias, alias, "up", alias))

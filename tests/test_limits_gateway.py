@@ -9,10 +9,11 @@ import anyio
 import openai
 import pytest
 
-from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import collections as cs
+from benchwarmers_mcp.store import models
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
+from tests.kits.store import store_of
 
 WINDOW_KEYS = {"metric", "window", "limit", "used", "remaining", "resets_at"}
 
@@ -28,12 +29,12 @@ def ask(net: Loopback, base: str, collection: str) -> list[dict]:
 
 
 async def _never_used(home: Path, alias: str) -> None:
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await models.set_last_used(db, alias, None)
 
 
 async def _one_explorer(home: Path) -> None:
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=5, max_explorers=1))
 
 

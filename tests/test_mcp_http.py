@@ -16,10 +16,11 @@ import pytest
 from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.messages import estimate_text_tokens
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, calls
+from benchwarmers_mcp.store import calls
 from tests.kits import mcp as kit
 from tests.kits.loopback import Loopback
 from tests.kits.mcp import TOOLS, Seen, assert_panel, mcp_client, seed_bench, summary_of
+from tests.kits.store import store_of, url_for
 
 pytestmark = pytest.mark.anyio
 
@@ -94,7 +95,7 @@ async def test_ask_names_errors_nominees_and_system(base: str, home: Path, net: 
     assert seats["mole"]["status"] == "error" and "500" in seats["mole"]["error"]
     assert seats["ferret"]["seat"] == "explorer"
     assert "_error:" in result.content[0].text
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         panel = await calls.panel(db, summary["panel"])
     assert panel is not None and (panel.system, panel.prompt, panel.key_name) == ("Be terse.", "Review this.", "local")
 
@@ -209,14 +210,15 @@ class TestKeys:
 
     @pytest.fixture
     def settings(self, home: Path) -> Settings:
-        return Settings.from_env({}, home=home, config_dir=home.parent / "config", require_keys=True)
+        return Settings.from_env({}, home=home, config_dir=home.parent / "config", require_keys=True,
+                                 database_url=url_for(home))
 
     @pytest.fixture
     def scoped_key(self, home: Path) -> str:
         seed_bench(home)
 
         async def make() -> str:
-            async with Database(home / "benchwarmers.db") as db:
+            async with store_of(home) as db:
                 _, secret = await gateway_keys.create(db, "shaky-only", ["shaky"])
                 return secret
 
@@ -239,7 +241,7 @@ class TestKeys:
         assert refused.content[0].text.startswith("Benchwarmers refused ask (403): gateway key 'shaky-only'")
         assert not allowed.is_error
         panel = summary_of(allowed)["panel"]
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             asked = await calls.panel(db, panel)
         assert asked is not None and asked.key_name == "shaky-only"
 

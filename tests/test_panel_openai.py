@@ -11,6 +11,7 @@ import pytest
 from tests.kits.gateway import async_openai_sdk, openai_sdk, serve_gateway
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
+from tests.kits.store import store_of
 
 
 @pytest.fixture
@@ -163,10 +164,9 @@ def test_merged_mode_falls_back_with_every_answer(home, upstream, gateway, clien
 
 
 async def _set_merger(home, name, merger, max_explorers=2):
-    from benchwarmers_mcp.store import Database
     from benchwarmers_mcp.store import collections as cs
 
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=5, max_explorers=max_explorers))
         c = await cs.get(db, name)
         await cs.save(db, cs.Collection(c.name, c.members, c.description, c.tags, c.shape, c.reply, merger))
@@ -214,7 +214,7 @@ def test_sampling_options_reach_seats_within_each_models_limit(home, upstream, g
 
 
 async def _cap_output(home, alias, limit):
-    from benchwarmers_mcp.store import Database, models
+    from benchwarmers_mcp.store import models
 
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await models.update(db, alias, max_output=limit)

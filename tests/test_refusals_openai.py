@@ -6,6 +6,7 @@ import openai
 import pytest
 
 from tests.kits.seed import seed
+from tests.kits.store import store_of
 
 
 @pytest.fixture
@@ -58,10 +59,10 @@ def test_body_not_json_not_object_wrong_type_too_big(sdk, gateway, http):
 def test_prompt_larger_than_a_members_window_is_413(home, sdk):
     import anyio
 
-    from benchwarmers_mcp.store import Database, models
+    from benchwarmers_mcp.store import models
 
     async def shrink():
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             await models.update(db, "tiny", context_window=100)
 
     anyio.run(shrink)
@@ -73,11 +74,11 @@ def test_prompt_larger_than_a_members_window_is_413(home, sdk):
 def test_nobody_seatable_is_503(home, sdk):
     import anyio
 
-    from benchwarmers_mcp.store import Database, models
     from benchwarmers_mcp.store import collections as cs
+    from benchwarmers_mcp.store import models
 
     async def empty():
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=5, max_explorers=0))
             await models.retire(db, "tiny", "test")
 

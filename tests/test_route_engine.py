@@ -61,7 +61,7 @@ class ScriptedCaller:
 
 @pytest.fixture
 async def make(tmp_path: Path, settings: Settings):
-    async with Database(tmp_path / "bench.db") as db, httpx.AsyncClient() as client, \
+    async with Database(settings.store_target) as db, httpx.AsyncClient() as client, \
             anyio.create_task_group() as tg:
         await endpoints.add(db, Endpoint("up", "http://127.0.0.1:9/v1"))
         for alias in ("a", "b", "c"):

@@ -21,15 +21,16 @@ from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.verdicts import Verdict
+from tests.kits.store import store_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 TOOL = Tool("run", "run a command", {"type": "object", "properties": {"cmd": {"type": "string"}}})
 PIXEL = "data:image/png;base64,iVBORw0KGgo="
 
 
 @pytest.fixture
-async def db(tmp_path: Path):
-    async with Database(tmp_path / "bench.db") as database:
+async def db(home: Path):
+    async with store_of(home) as database:
         await endpoints.add(database, Endpoint("up", "http://127.0.0.1:9/v1"))
         await endpoints.add(database, Endpoint("native", "http://127.0.0.1:9", api="anthropic"))
         yield database

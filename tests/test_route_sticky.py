@@ -12,10 +12,11 @@ import anyio
 import httpx
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, routes
 from benchwarmers_mcp.store import limits as limit_store
+from benchwarmers_mcp.store import routes
 from tests.kits.loopback import Loopback
 from tests.kits.route import AGAIN, FAST, bench, read, route_server, seed_members, turn
+from tests.kits.store import store_of
 
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -66,7 +67,7 @@ def test_resting_members_go_last(settings: Settings, home: Path, upstream: str, 
     seed_members(home, upstream, {"alpha": "alpha", "beta": "beta"}, {"agents": ["alpha", "beta"]})
 
     async def rest_alpha() -> None:  # as a rate limit would: in the store, for every process to see
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             connection = (await limit_store.model_connections(db))["alpha"]
             async with db.transaction() as tx:
                 await limit_store.rest(tx, "alpha", connection, time.time() + 3600, "upstream 429")

@@ -9,17 +9,18 @@ import pytest
 from benchwarmers_mcp.engine.seating import seat_panel
 from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, TooLarge
 from benchwarmers_mcp.messages import Ask, Image, Message, Text, user
-from benchwarmers_mcp.store import Database, changes, endpoints, models
+from benchwarmers_mcp.store import changes, endpoints, models
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord, family_of
+from tests.kits.store import store_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 
 
 @pytest.fixture
-async def db(tmp_path):
-    async with Database(tmp_path / "t.db") as db:
+async def db(home):
+    async with store_of(home) as db:
         await endpoints.add(db, Endpoint("ep", "http://127.0.0.1:9/v1"))
         yield db
 

@@ -20,6 +20,7 @@ from benchwarmers_mcp.store import keys as key_store
 from tests.kits.loopback import Loopback
 from tests.kits.security import app_client, bearer
 from tests.kits.seed import seed, seed_async
+from tests.kits.store import url_for
 
 pytestmark = pytest.mark.anyio
 KEY_RE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
@@ -29,7 +30,8 @@ PROMPT = [{"role": "user", "content": "Where can this return a stale value?"}]
 @pytest.fixture
 def settings(home: Path) -> Settings:
     """Keys required on loopback (the admin API stays open: no admin token)."""
-    return Settings.from_env({"BENCHWARMERS_REQUIRE_KEYS": "1"}, home=home, config_dir=home.parent / "config")
+    return Settings.from_env({"BENCHWARMERS_REQUIRE_KEYS": "1"}, home=home, config_dir=home.parent / "config",
+                             database_url=url_for(home))
 
 
 async def seeded(home: Path) -> None:
@@ -58,7 +60,7 @@ async def test_a_key_is_shown_once_and_only_its_hash_is_kept(settings: Settings,
         assert made["key"] not in (await client.get("/api/gateway-keys")).text
         await client.get("/v1/models", headers=bearer(made["key"]))
         assert (await client.get("/api/gateway-keys")).json()["keys"][0]["last_used"] is not None
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         row = await key_store.find(db, "ci")
     assert row is not None
     assert made["key"] not in [str(v) for v in asdict(row).values()]
@@ -135,7 +137,7 @@ async def test_the_key_name_is_written_on_every_call(settings: Settings, home: P
         call = r.json()["bench"]["seats"][0]["call"]
         v = await client.post("/bench/verdict", json={"call": call, "useful": True}, headers=bearer(key))
         assert v.status_code == 200, v.text
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         assert (await calls.panels(db))[0].key_name == "writer"
         assert (await verdicts.log(db))[0].key_name == "writer"
 

@@ -17,6 +17,7 @@ from benchwarmers_mcp.settings import Settings
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.loopback import Loopback
 from tests.kits.security import PROMPT, UPSTREAM_KEY, seed_fake
+from tests.kits.store import url_for
 
 
 def redirector(to: str) -> Starlette:
@@ -28,7 +29,8 @@ def redirector(to: str) -> Starlette:
 
 @pytest.fixture
 def settings(home: Path) -> Settings:
-    return Settings.from_env({"BENCHWARMERS_KEY_FAKE": UPSTREAM_KEY}, home=home, config_dir=home.parent / "config")
+    return Settings.from_env({"BENCHWARMERS_KEY_FAKE": UPSTREAM_KEY}, home=home, config_dir=home.parent / "config",
+                             database_url=url_for(home))
 
 
 def test_an_upstream_redirect_is_never_followed(home: Path, settings: Settings, gateway: str, net: Loopback,

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers_mcp.store import Database, calls
+from benchwarmers_mcp.store import calls
 from benchwarmers_mcp.store.calls import PanelRecord
+from tests.kits.store import store_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 
 
-async def test_a_taken_panel_id_is_drawn_again(tmp_path, monkeypatch):
-    async with Database(tmp_path / "t.db") as db:
+async def test_a_taken_panel_id_is_drawn_again(home, monkeypatch):
+    async with store_of(home) as db:
         first = PanelRecord("p20261130-101010-abcd", 1.0, "bench/c", "general", "default", "all", "local", None,
                             "x", [])
         await calls.create_panel(db, first)

@@ -19,8 +19,9 @@ from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.store.verdicts import Verdict
+from tests.kits.store import store_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 
 
 async def a_panel(db: Database) -> str:
@@ -33,7 +34,7 @@ async def a_panel(db: Database) -> str:
 
 
 async def test_each_write_brings_its_event_in_the_same_statement(home: Path) -> None:
-    async with Database(home / "b.db") as db:
+    async with store_of(home) as db:
         panel = await a_panel(db)
         await verdicts.record(db, Verdict(f"{panel}.member1", True), access=Access.unscoped())
         await collection_store.save_gateway_settings(db, GatewaySettings(4, 1))
@@ -47,7 +48,7 @@ async def test_each_write_brings_its_event_in_the_same_statement(home: Path) -> 
 
 
 async def test_no_event_outlives_a_rolled_back_write(home: Path) -> None:
-    async with Database(home / "b.db") as db:
+    async with store_of(home) as db:
         with pytest.raises(RuntimeError):
             async with db.transaction() as tx:
                 await limit_store.raise_alert(tx, "auth", "groq", "refused")
@@ -58,7 +59,7 @@ async def test_no_event_outlives_a_rolled_back_write(home: Path) -> None:
 
 
 async def test_the_feed_replays_then_follows_and_never_repeats(home: Path) -> None:
-    async with Database(home / "b.db") as db, Feed(db, interval=0.02) as feed, \
+    async with store_of(home) as db, Feed(db, interval=0.02) as feed, \
             anyio.create_task_group() as tg:
         tg.start_soon(feed.run)
         first = await a_panel(db)
@@ -84,7 +85,7 @@ async def test_a_listener_that_falls_behind_is_dropped_and_one_far_behind_reload
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(event_store, "QUEUE", 2)
     monkeypatch.setattr(event_store, "REPLAY_LIMIT", 3)
-    async with Database(home / "b.db") as db, Feed(db, interval=0.01) as feed:
+    async with store_of(home) as db, Feed(db, interval=0.01) as feed:
         async with feed.subscribe() as slow:
             for _ in range(3):
                 slow.offer([event_store.Event(10, 0.0, "seat", "x", "")])
@@ -97,7 +98,7 @@ async def test_a_listener_that_falls_behind_is_dropped_and_one_far_behind_reload
 
 
 async def test_closing_the_feed_ends_every_listener_and_takes_no_more(home: Path) -> None:
-    async with Database(home / "b.db") as db, Feed(db, interval=0.01) as feed, anyio.create_task_group() as tg:
+    async with store_of(home) as db, Feed(db, interval=0.01) as feed, anyio.create_task_group() as tg:
         tg.start_soon(feed.run)
         async with feed.subscribe() as sub:
             ended: list[object] = []
@@ -118,7 +119,7 @@ async def test_closing_the_feed_ends_every_listener_and_takes_no_more(home: Path
 
 
 async def test_old_events_are_pruned(home: Path) -> None:
-    async with Database(home / "b.db") as db:
+    async with store_of(home) as db:
         await a_panel(db)
         assert await event_store.prune(db, time.time() - 60) == 0
         assert await event_store.prune(db, time.time() + 60) == 1  # the newest row stays

@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 import httpx
+from anyio.abc import TaskStatus
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.datastructures import Headers
@@ -31,12 +32,11 @@ from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.health.onboarding import Onboarding
 from benchwarmers_mcp.inbound import access_of
-from benchwarmers_mcp.mcp import server as mcp_server
 from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store.events import Feed
-from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 
@@ -97,6 +97,30 @@ def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
     return [Route(e.path, Endpoint(e), methods=list(e.methods), name=e.handler) for e in table]
 
 
+async def _run_mcp(app: Starlette, ctx: Context, *, task_status: TaskStatus[None]) -> None:
+    from benchwarmers_mcp.mcp import server as mcp_server  # the SDK is most of the cold start
+
+    async with mcp_server.serve_http(app, ctx):
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+class McpStarter:
+    """Starts this app's MCP server and session manager in the app's task group, once, when the
+    first MCP request needs it (``mcp.server.McpEndpoint`` awaits it); the app's end stops it."""
+
+    def __init__(self, app: Starlette, ctx: Context) -> None:
+        self.app, self.ctx = app, ctx
+        self._lock = anyio.Lock()
+        self._started = False
+
+    async def __call__(self) -> None:
+        async with self._lock:
+            if not self._started:
+                await self.ctx.tg.start(_run_mcp, self.app, self.ctx)
+                self._started = True
+
+
 def closing(app: Starlette) -> None:
     """A stopping server's first step, before it waits for open requests: the dashboard's event
     streams end now (a browser reconnects to whatever serves next), so no idle tab holds it."""
@@ -140,7 +164,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             raise RuntimeError("refusing to start: " + "; ".join(problems))
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
-            db = await stack.enter_async_context(Database(settings.db_path))
+            db = await stack.enter_async_context(Database(settings.store_target))
             http = await stack.enter_async_context(make_client(settings, upstream_transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
@@ -149,7 +173,12 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
                           events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx
             tg.start_soon(feed.run)
-            await stack.enter_async_context(mcp_server.serve_http(app, ctx))
+            ctx.replica = replica_store.new_id()
+            await tg.start(replica_store.keep_present, db, ctx.replica)
+            app.state.mcp_http = None
+            app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
+            from benchwarmers_mcp.suite import runner as suite_runner
+
             await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
             start_workers(ctx)
             try:

@@ -156,6 +156,7 @@ class Context:
     clock: Clock = field(default_factory=SystemClock)
     scheduler: Scheduling | None = None  # set by the app's lifespan
     onboarding: Onboarder | None = None  # set by the app's lifespan
+    replica: str = ""  # this server's name among those on the store (store/replicas.py)
 
     async def resting(self) -> frozenset[str]:
         """Aliases resting now: after a rate limit or failures, or on a paused connection."""

@@ -126,6 +126,9 @@ class Settings:
     catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
     catalog_timeout: float = 60.0
     scheduler_tick: float = 30.0  # how often the scheduler looks at its setting and the clock
+    # the shared store: a postgresql:// URL (BENCHWARMERS_DATABASE_URL); None is SQLite in the data
+    # folder. Never in repr: it may carry a password (show ``store.db.describe_target`` instead)
+    database_url: str | None = field(default=None, repr=False)
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -156,6 +159,7 @@ class Settings:
                                            "https://openrouter.ai/api/v1/models").strip(),
             catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
             scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
+            database_url=(env.get("BENCHWARMERS_DATABASE_URL") or "").strip() or None,
             env_keys=keys,
         )
         if read.problems:
@@ -164,4 +168,10 @@ class Settings:
 
     @property
     def db_path(self) -> Path:
+        """The SQLite file in the data folder (the store when no database URL is set)."""
         return self.home / "benchwarmers.db"
+
+    @property
+    def store_target(self) -> Path | str:
+        """What ``store.Database`` opens: the database URL when set, else the SQLite file."""
+        return self.database_url or self.db_path

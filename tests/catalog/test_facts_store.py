@@ -10,13 +10,14 @@ import pytest
 from benchwarmers_mcp.store import Database, facts, migrations, models
 from benchwarmers_mcp.store.facts import Layer
 from benchwarmers_mcp.store.models import ModelRecord
+from tests.kits.store import store_of
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def db(tmp_path: Path):
-    async with Database(tmp_path / "b.db") as database:
+async def db(home: Path):
+    async with store_of(home) as database:
         yield database
 
 

@@ -12,15 +12,16 @@ import httpx
 import openai
 import pytest
 
-from benchwarmers_mcp.store import Database, summary, verdicts
+from benchwarmers_mcp.store import summary, verdicts
 from tests.kits.seed import seed
 from tests.kits.servers import free_port, server_env, spawn_server, wait_healthy
+from tests.kits.store import store_of
 
 pytestmark = pytest.mark.e2e
 
 
 async def _counts(home):
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         counts = await summary.counts(db)
         return counts["panels"], counts["calls"], len(await verdicts.log(db))
 

@@ -9,11 +9,12 @@ import anyio
 import httpx
 import pytest
 
-from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import collections as cs
+from benchwarmers_mcp.store import ledger
 from benchwarmers_mcp.store import limits as store
 from tests.kits.seed import seed
 from tests.kits.servers import spawn_server
+from tests.kits.store import store_of
 
 pytestmark = pytest.mark.e2e
 
@@ -21,7 +22,7 @@ RPM = 4
 
 
 async def _prepare(home: Path) -> None:
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=5, max_explorers=0))
         await store.set_limit(db, "connection", "fake", "rpm", RPM)
 
@@ -44,7 +45,7 @@ async def _panels(bases: list[str], per_server: int) -> list[dict]:
 
 
 async def _ledger(home: Path) -> list[ledger.UsageRow]:
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         return await ledger.rows(db)
 
 

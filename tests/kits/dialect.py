@@ -12,6 +12,7 @@ from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.settings import Settings
 from tests.kits.seed import seed
+from tests.kits.store import url_for
 
 MEMBERS = ("sage", "quill", "lark")
 # The smallest PNG header there is: enough for the gateway to sniff, never decoded by a simulated seat.
@@ -25,7 +26,8 @@ MID_STREAM = "upstream connection dropped mid-stream"
 @pytest.fixture
 def settings(home: Path) -> Settings:
     """Keep-alives every 0.05 s, so a 0.2 s seat puts several into every stream the SDKs read."""
-    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.05)
+    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.05,
+                             database_url=url_for(home))
 
 
 @pytest.fixture

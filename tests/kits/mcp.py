@@ -23,6 +23,7 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 from benchwarmers_mcp.settings import Settings
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed_async
+from tests.kits.store import url_for
 
 TOOLS = {"list_collections", "ask", "verdict", "pending_verdicts"}
 
@@ -154,7 +155,8 @@ async def pending(client: Client, **args: Any) -> str:
 @pytest.fixture
 def settings(home: Path) -> Settings:
     """Keep-alives (MCP progress) every 0.5 s."""
-    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.5)
+    return Settings.from_env({}, home=home, config_dir=home.parent / "config", keepalive=0.5,
+                             database_url=url_for(home))
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ import httpx
 
 from benchwarmers_mcp.engine.route import RouteTuning
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
 from tests.kits.gateway import gateway_app, gateway_serving
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed_async
 from tests.kits.servers import free_port, serve_in_thread
+from tests.kits.store import store_of
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ def seed_members(home: Path, upstream: str, served: dict[str, str], collections:
 def read(home: Path, reader: Callable[..., Awaitable[T]], *args: Any) -> T:
     """What a store read function (``routes.turns_of``, ``ledger.in_order`` ...) finds in the data folder."""
     async def run() -> T:
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:
             return await reader(db, *args)
 
     return anyio.run(run)

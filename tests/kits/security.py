@@ -16,11 +16,12 @@ from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.errors import BenchError
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, endpoints, models
 from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import endpoints, models
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
+from tests.kits.store import store_of
 
 ADMIN_TOKEN = "adm-" + "T0k3n-for-tests-only-9f2c"  # 29 characters, above the 16 floor
 UPSTREAM_KEY = "sk-upstream-" + "Zq81xLmP0aR7vT2wQe5"
@@ -98,7 +99,7 @@ def same_shape(response: httpx.Response, path: str, error: BenchError) -> bool:
 
 async def seed_fake(home: Path, base_url: str) -> None:
     """One endpoint ``fake`` (keyed by ``BENCHWARMERS_KEY_FAKE``) with ``alpha``, the one member of ``core``."""
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await endpoints.add(db, Endpoint("fake", base_url, key_name="fake"))
         await models.register(db, ModelRecord("alpha", "alpha", "fake", family="alpha"))
         await collection_store.save(db, Collection("core", ("alpha",), "the core panel"))

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import anyio
 
-from benchwarmers_mcp.store import Database, endpoints, models
 from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import endpoints, models
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord, family_of
+from tests.kits.store import store_of
 
 
 async def seed_async(home: Path, *, base_url: str | None, served: dict[str, str] | list[str],
@@ -19,7 +20,7 @@ async def seed_async(home: Path, *, base_url: str | None, served: dict[str, str]
     """``served`` maps alias -> served name (a list uses each name as its own alias)."""
     if isinstance(served, list):
         served = {s.split("?")[0]: s for s in served}
-    async with Database(home / "benchwarmers.db") as db:
+    async with store_of(home) as db:
         await endpoints.add(db, Endpoint(endpoint, base_url or "simulated://local", api=api,
                                          kind="simulated" if api == "simulated" else "provider"))
         for alias, name in served.items():

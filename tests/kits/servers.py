@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import uvicorn
 
+from tests.kits.store import url_for
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -48,6 +50,8 @@ def server_env(home: Path, port: int, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWARMERS_", "BENCH_"))}
     env.update({"BENCHWARMERS_HOME": str(home), "BENCHWARMERS_CONFIG": str(home.parent / "config"),
                 "BENCH_PORT": str(port), "PYTHONUNBUFFERED": "1"})
+    if url_for(home):  # the data folder's store is a PostgreSQL database (tests/kits/store.py)
+        env["BENCHWARMERS_DATABASE_URL"] = str(url_for(home))
     env.update(extra)
     return env
 

@@ -59,7 +59,7 @@ async def engine(settings: Settings, transport: httpx.AsyncBaseTransport | None 
                  policy: PacingPolicy | None = None) -> AsyncIterator[Context]:
     """What the app's lifespan builds, by hand, so a test can choose the upstream and stop it at will."""
     settings.home.mkdir(parents=True, exist_ok=True)
-    async with Database(settings.db_path) as db, httpx.AsyncClient(transport=transport) as client:
+    async with Database(settings.store_target) as db, httpx.AsyncClient(transport=transport) as client:
         keys = KeyStore(settings.config_dir, settings.env_keys)
         async with anyio.create_task_group() as tg:
             yield Context(settings=settings, db=db, keys=keys, client=client,

@@ -21,7 +21,7 @@ from tests.suite.test_seed import make_repo
 async def test_the_matrix_is_the_users_own_code_and_trust_has_intervals(settings: Settings, tmp_path: Path):
     t = pack_tasks()
     fakes = {"no-fault": "simulated/judge?say=no-fault", "line-one": "simulated/judge?say=line1"}
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         await add_models(db, fakes, endpoint="sim", api="simulated")
     async with app_client(settings) as client:
         await client.post("/api/suite/repos", json={"name": "app", "path": str(make_repo(tmp_path / "repo"))})

@@ -26,7 +26,7 @@ def bench(capsys: pytest.CaptureFixture[str], net: Loopback, base: str, *args: s
 def test_the_suite_from_a_terminal(gateway: str, net: Loopback, settings: Settings, tmp_path: Path,
                                    capsys: pytest.CaptureFixture[str]):
     async def models() -> None:
-        async with Database(settings.db_path) as db:
+        async with Database(settings.store_target) as db:
             await add_models(db, {"nf": "simulated/judge?say=no-fault"}, endpoint="sim", api="simulated")
 
     anyio.run(models)

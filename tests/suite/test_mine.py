@@ -27,7 +27,7 @@ def test_files_in_both_prompt_shapes():
 
 @pytest.mark.anyio
 async def test_a_verdict_becomes_claim_tasks_with_the_files_frozen(settings: Settings):
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         await add_models(db, {"sage": "simulated/sage", "lark": "simulated/lark"}, endpoint="sim", api="simulated")
         await collection_store.save(db, Collection("core", ("sage", "lark"), "code review"))
     async with app_client(settings) as client:
@@ -64,7 +64,7 @@ async def test_a_verdict_becomes_claim_tasks_with_the_files_frozen(settings: Set
 
 @pytest.mark.anyio
 async def test_mining_needs_claims_and_files(settings: Settings):
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         await add_models(db, {"sage": "simulated/sage"}, endpoint="sim", api="simulated")
         await collection_store.save(db, Collection("core", ("sage",), "code review"))
     async with app_client(settings) as client:

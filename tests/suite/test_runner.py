@@ -43,7 +43,7 @@ async def test_every_outcome_from_fake_models(settings: Settings):
     fakes = {"no-fault": "simulated/judge?say=no-fault", "line-one": "simulated/judge?say=line1",
              "terse": "simulated/judge?say=short", "refuser": "simulated/judge?say=refuse",
              "broke": "simulated/judge?say=notice", "sayer": "simulated/judge?say=true"}
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         await add_models(db, fakes, endpoint="sim", api="simulated")
         await add_models(db, {"sleepy": "simulated/judge?fail=timeout&hang=30"}, endpoint="sim2", api="simulated")
     async with app_client(settings) as client:
@@ -84,7 +84,7 @@ async def test_every_outcome_from_fake_models(settings: Settings):
         m = scores[alias]  # never 0/N: no outcome, no recall, only "not a score"
         assert m["scored"] == 0 and m["recall"] is None and m["confidently_wrong"] is None, alias
         assert m["not_a_score_why"] == {why: 4 if alias != "sleepy" else 2}, alias
-    async with Database(settings.db_path) as db:
+    async with Database(settings.store_target) as db:
         rows = [r for r in await ledger.rows(db) if r.caller == "suite"]
         assert len(rows) == 6 * 4 + 2 and {r.purpose for r in rows} == {"measurement"}
         kept = await suite_store.answers(db, alias="line-one")
@@ -170,7 +170,7 @@ async def test_a_run_interrupted_by_a_restart_finishes_without_asking_a_task_twi
                 await anyio.sleep(0.01)
         await anyio.sleep(0.1)  # the fourth call is waiting on the pacer, not sent
     assert sum(fake.seen.values()) == 3
-    async with Database(settings.db_path) as db:  # while it is down, the user lifts the limit
+    async with Database(settings.store_target) as db:  # while it is down, the user lifts the limit
         assert [i.state for i in await suite_store.items(db, run)].count("asking") == 0  # given back
         await limit_store.set_limit(db, "connection", "fake", "rpm", None)
         assert await suite_store.unfinished_runs(db) == [run]

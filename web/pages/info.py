@@ -26,9 +26,12 @@ async def load(view: View) -> dict[str, Any]:
     feed = view.ctx.events
     db_path = s.db_path
     wal = db_path.with_name(db_path.name + "-wal")
+    where = view.ctx.db.where  # a PostgreSQL URL with its password masked
+    database = (f"{db_path} ({(_size(db_path) + _size(wal)) / 1e6:.1f} MB)" if where["backend"] == "sqlite"
+                else str(where["url"]))
     return {"facts": {"Benchwarmers": __version__, "Python": sys.version.split()[0],
                       "Platform": platform.platform(terse=True), "Store": view.ctx.db.backend,
-                      "Data folder": str(s.home), "Database": f"{db_path} ({(_size(db_path) + _size(wal)) / 1e6:.1f} MB)",
+                      "Data folder": str(s.home), "Database": database,
                       "Config folder": str(s.config_dir), "Process": str(os.getpid()),
                       "Live feed": f"{feed.listeners} listening, last event {feed.last}" if feed else "off"},
             "counts": await stats.counts(view.ctx.db)}

@@ -8,6 +8,7 @@ Names stay clear of Ollama's routes (``/api/chat``, ``/api/generate``, ``/api/sh
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from starlette.requests import Request
@@ -19,6 +20,7 @@ from benchwarmers_mcp.admin.body import admin, ctx_of, ok
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store import summary as store_summary
 
 
@@ -47,6 +49,9 @@ async def status(request: Request) -> Response:
         "data_folder": str(s.home),
         "config_folder": str(s.config_dir),
         "counts": await store_summary.counts(ctx.db),
+        "store": {**ctx.db.where, "version": ctx.db.backend},  # a password in the URL is masked
+        "replicas": {"recent": await replica_store.recent(ctx.db, time.time()), "this": ctx.replica,
+                     "window_seconds": replica_store.RECENT},
         "endpoints_without_key": await keyless(ctx),
         "auth": {"admin_token": s.admin_token is not None, "keys_required": keys_required(s)},
     }

@@ -32,6 +32,12 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
           f"{c['retired']} retired, {c['collections']} collection(s)")
     print(f"record         {c['panels']} panel(s), {c['calls']} call(s), {c['verdicts']} judged, "
           f"{c['owed']} owed a verdict")
+    store, replicas = reply.get("store") or {}, reply.get("replicas") or {}
+    if store:
+        where = store.get("path") if store.get("backend") == "sqlite" else store.get("url")
+        seen = len(replicas.get("recent") or ())
+        print(f"store          {store.get('version') or store.get('backend')} at {where}; {seen} server(s) seen in"
+              f" the last {int(replicas.get('window_seconds') or 0)} s")
     print(f"access         admin token {'set' if auth.get('admin_token') else 'not set'}, gateway keys "
           f"{'required' if auth.get('keys_required') else 'not required'}")
     if reply.get("endpoints_without_key"):

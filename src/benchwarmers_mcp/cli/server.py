@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
 from uvicorn.config import LOGGING_CONFIG
@@ -25,6 +26,7 @@ from uvicorn.config import LOGGING_CONFIG
 from benchwarmers_mcp.cli.listen import ListenError, bind_problem, bind_socket, server_for
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store.db import StoreUnavailable, describe_target
 
 Prepare = Callable[[Database], Awaitable[object]]
 
@@ -88,11 +90,13 @@ def make_folder(home: Path) -> None:
 
 async def _open_store(settings: Settings, prepare: Prepare | None) -> None:
     try:
-        async with Database(settings.db_path) as db:
+        async with Database(settings.store_target) as db:
             if prepare is not None:
                 await prepare(db)
+    except StoreUnavailable as e:  # its message names the store with any password masked
+        raise StartError(e.message) from None
     except Exception as e:  # a database that is not one, a disk that is full: one line, no traceback
-        raise StartError(f"cannot open the database {settings.db_path}: {e}") from None
+        raise StartError(f"cannot open the database {store_label(settings)}: {_masked(settings, e)}") from None
 
 
 def start(settings: Settings, prepare: Prepare | None = None, *, announce: str = "") -> int:
@@ -119,8 +123,8 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         anyio.run(_open_store, settings, prepare)
         to_stderr()
         logs = log_config(settings)
-        print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home})",
-              file=sys.stderr, flush=True)
+        print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home};"
+                          f" store: {store_label(settings)})", file=sys.stderr, flush=True)
         app = create_app(settings)
         server = server_for(app, settings, on_stop=lambda: closing(app), log_config=logs)
         server.run(sockets=[sock])
@@ -162,6 +166,18 @@ def log_config(settings: Settings) -> dict[str, Any]:
     return config
 
 
+def store_label(settings: Settings) -> str:
+    """The store in one phrase, password masked: ``sqlite <path>`` or ``postgresql <masked url>``."""
+    where = describe_target(settings.store_target)
+    return f"sqlite {where['path']}" if where["backend"] == "sqlite" else f"postgresql {where['url']}"
+
+
+def _masked(settings: Settings, e: BaseException) -> str:
+    text = str(e)
+    password = unquote(urlsplit(settings.database_url).password or "") if settings.database_url else ""
+    return text.replace(password, "***") if password else text
+
+
 def _host(bind: str) -> str:
     return f"[{bind}]" if ":" in bind else bind
 
@@ -171,12 +187,14 @@ def init(folder: str | None, settings: Settings) -> int:
     problem = folder_problem(home)
     if problem:
         return refuse(problem)
+    # a folder named here is a SQLite store of its own; otherwise the configured store (a database URL)
+    settings = replace(settings, home=home, database_url=None) if folder else settings
     try:
         make_folder(home)
-        anyio.run(_open_store, replace(settings, home=home), None)
+        anyio.run(_open_store, settings, None)
     except StartError as e:
         return refuse(e.message, e.code)
-    print(f"data folder ready: {home}")
+    print(f"data folder ready: {home}" + (f" (store: {store_label(settings)})" if settings.database_url else ""))
     return 0
 
 
@@ -186,7 +204,8 @@ def demo(settings: Settings) -> int:
     from benchwarmers_mcp.cli.demo import seed_demo
 
     with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
-        settings = replace(settings, home=Path(tmp) / "data", config_dir=Path(tmp) / "config")
+        settings = replace(settings, home=Path(tmp) / "data", config_dir=Path(tmp) / "config",
+                           database_url=None)  # never a shared store
         base = f"http://{_host(settings.bind)}:{settings.port}"
         announce = (
             f"Demo: five simulated models, collection 'demo', data in {tmp} (removed when you stop it).\nTry:\n"

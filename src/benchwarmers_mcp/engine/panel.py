@@ -76,6 +76,7 @@ class PanelRun:
     simulated: frozenset[str] = frozenset()
     started: float = field(default_factory=time.monotonic)
     finished: anyio.Event = field(default_factory=anyio.Event)
+    relayed: int = 0  # seats whose events a face has passed on (its progress counts these, not seats_done)
 
     @property
     def id(self) -> str:

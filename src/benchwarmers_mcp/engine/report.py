@@ -133,8 +133,9 @@ def turn_bench(turn: RouteTurn) -> dict[str, Any]:
 
 def progress_field(run: PanelRun) -> dict[str, Any]:
     """How far a streamed panel is, as data on each piece (``bench_progress``): its seats, and how
-    many are done, so a client counts from numbers, never from the markdown."""
-    return {"panel": run.id, "seats": len(run.seating.seats), "done": len(run.seats_done)}
+    many are done, so a client counts from numbers, never from the markdown. ``done`` counts the
+    seats relayed so far: a seat that finished meanwhile is counted on its own piece."""
+    return {"panel": run.id, "seats": len(run.seating.seats), "done": run.relayed}
 
 
 def reply_headers(run: PanelRun, overhead_ms: float) -> dict[str, str]:

@@ -5,7 +5,8 @@ launcher uses too.
 
 ``/mcp`` is an ordinary route of the app's one route table, so every middleware of the app (Host,
 Origin, keys) applies to it as to ``/v1``. Each app gets its own MCP server and session manager,
-made and run in the app's lifespan (``serve_http``); the route finds it on ``app.state``.
+made and run in the app's task group from its first MCP request on (``serve_http``, started by
+``app.McpStarter``: the SDK is most of the cold start); the route finds it on ``app.state``.
 """
 
 from __future__ import annotations
@@ -152,20 +153,25 @@ def key_principal(access: Access) -> AuthenticatedUser:
 
 class McpEndpoint:
     """``/mcp`` and ``/v1/mcp`` (an ASGI app, so the SDK sees the raw request): hand the request to
-    this app's session manager, with the caller's gateway key as its principal, so an MCP session
-    belongs to the key that opened it."""
+    this app's session manager (started by the app on the first request, ``app.McpStarter``), with
+    the caller's gateway key as its principal, so an MCP session belongs to the key that opened it."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        handler = getattr(scope["app"].state, "mcp_http", None)
-        if handler is None:
-            error = BenchError("the MCP server is not running (the app is starting or stopping)")
-            error.status = 503
-            await render_error(error)(scope, receive, send)
-            return
         try:
             access = access_of(HTTPConnection(scope))
         except BenchError as e:
             await render_error(e)(scope, receive, send)
+            return
+        state = scope["app"].state
+        handler = getattr(state, "mcp_http", None)
+        start = getattr(state, "mcp_start", None)
+        if handler is None and start is not None:  # the app starts its MCP server on first use
+            await start()
+            handler = getattr(state, "mcp_http", None)
+        if handler is None:
+            error = BenchError("the MCP server is not running (the app is starting or stopping)")
+            error.status = 503
+            await render_error(error)(scope, receive, send)
             return
         await handler({**scope, "user": key_principal(access)}, receive, send)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+
 from benchwarmers_mcp.errors import UpstreamFailure
 from benchwarmers_mcp.messages import (
     Answer,
@@ -23,6 +25,7 @@ from benchwarmers_mcp.providers.base import Connection, error_message, prefixed
 from benchwarmers_mcp.providers.http import collect, json_headers, open_stream, post_json
 from benchwarmers_mcp.providers.sse import parse_json, sse_events
 
+DRAIN_SECONDS = 0.5  # reading what follows [DONE] (the body's end) waits at most this long
 PASSED_OPTIONS = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
                   "presence_penalty", "frequency_penalty", "logit_bias", "n", "user", "reasoning_effort",
                   "top_logprobs", "logprobs")
@@ -142,8 +145,14 @@ class OpenAIChat(OpenAIPlatform):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         finish, usage = "stop", None
         async with open_stream(self.conn, self._url, build_body(request, stream=True), self._headers()) as response:
-            async for _event, data in sse_events(response):
+            lines = sse_events(response)
+            async for _event, data in lines:
                 if data.strip() == "[DONE]":
+                    # the body's end follows: read it, so the connection goes back to the pool
+                    # (a stream left unread is closed, and the next call opens a new one)
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        async for _ in lines:
+                            pass
                     break
                 chunk = parse_json(data)
                 _error_in_body(chunk)

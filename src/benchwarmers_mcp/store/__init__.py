@@ -1,7 +1,10 @@
 """The store: every row the user owns, and the only package that holds SQL.
 
-``db.py`` is the one interface the rest of the store uses, today backed by one SQLite database in
-WAL mode with one writer per process; ``migrations.py`` holds the append-only schema; one module
+``db.py`` is the one interface the rest of the store uses, with two backends: ``sqlite.py`` (one
+file in the data folder, WAL, one writer per process: the default) and ``postgres.py`` (asyncpg, a
+pool per process, for several replicas on one shared database, chosen by
+``BENCHWARMERS_DATABASE_URL=postgresql://...``); ``migrations.py`` holds the append-only schema, one
+list for both; one module
 per concept holds that concept's queries:
 
     endpoints  models  collections  changes (the edit log)  calls (panels and seats)
@@ -32,44 +35,40 @@ What a backend implements (the whole of it; the store modules need nothing else)
                   fetchall / fetchone / fetchval, that never waits on the writer and sees only
                   committed rows; a failed read raises ``StoreUnavailable`` (the live feed retries).
 
-The SQL the modules send is written to run unchanged on PostgreSQL: ``?`` placeholders only
-(positional, never inside a literal); upserts as ``INSERT ... ON CONFLICT (...) DO UPDATE SET
-col = excluded.col`` or ``DO NOTHING``; ``COALESCE``, ``CASE``, ``EXISTS``, ``UNION [ALL]``,
-``LIMIT ?``; yes/no columns are INTEGER 0/1 and the store always passes ints to them. What a
-PostgreSQL backend must still cover, all of it inside ``db.py`` or its own migrations:
+The SQL the modules send runs unchanged on both: ``?`` placeholders only (positional, never inside
+a literal); upserts as ``INSERT ... ON CONFLICT (...) DO UPDATE SET col = excluded.col`` or ``DO
+NOTHING``; ``COALESCE``, ``CASE``, ``EXISTS``, ``UNION [ALL]``, ``LIMIT ?``; yes/no columns are
+INTEGER 0/1 and the store always passes ints to them; a parameter that only appears in a select
+list is cast (``CAST(? AS DOUBLE PRECISION)``: asyncpg cannot infer its type). Where the backends
+differ, each covers it in its own module:
 
-- Placeholders: rewrite ``?`` to the driver's style (``$1, $2 ...`` for asyncpg, ``%s`` for psycopg).
-- One writer at a time: ``transaction()`` opens ``BEGIN IMMEDIATE``, so every writer of every
-  process is serialised, and several store functions rely on it (read-then-write without a race:
-  ``keys.admit`` counts then inserts, ``routes.claim_turn`` finds then bumps a conversation,
-  ``limits.raise_alert`` checks then inserts, ``reminders.due``, the retried id draws of panels
-  and conversations, ``suite.take_lease`` and ``suite.settle_item`` check then write, ``scheduler.take_lease`` and
-  ``scheduler.claim`` find then take a lease or a job's run, ``alerts.put`` finds then raises). PostgreSQL's ``BEGIN`` does not serialise: take one transaction-level
-  advisory lock first (``SELECT pg_advisory_xact_lock(<store key>)``), or run SERIALIZABLE and retry.
-- Rows changed: SQLite's ``total_changes`` difference (it counts rows changed by triggers too);
-  PostgreSQL's command status count (``UPDATE 3``). Callers only test it for zero or add it up.
+- Placeholders: PostgreSQL rewrites ``?`` to ``$1, $2 ...`` (``postgres.rewrite``).
+- One writer at a time, across every process and replica: SQLite's ``BEGIN IMMEDIATE``;
+  PostgreSQL's ``BEGIN`` plus a transaction-level advisory lock (``pg_advisory_xact_lock``), taken
+  before the first statement, so a read inside sees every commit made before it (READ COMMITTED).
+  Several store functions rely on it (read-then-write without a race: ``keys.admit`` counts then
+  inserts, the pacer's admission counts spends and in-flight calls then adds one,
+  ``routes.claim_turn``, ``limits.raise_alert``, ``reminders.due``, the retried id draws of panels
+  and conversations, ``suite.take_lease`` and ``suite.settle_item``, ``scheduler.take_lease`` and ``scheduler.claim``,
+  ``alerts.put``). A write is acknowledged only
+  after its commit on both.
+- Rows changed: SQLite's cursor count; PostgreSQL's command status (``UPDATE 3``): neither
+  counts the rows triggers add. Callers only test it for zero or add it up.
 - New ids: ``insert()`` reads SQLite's ``lastrowid``; PostgreSQL appends ``RETURNING id``.
-- ``write()`` and ``transaction()`` share one per-process lock because SQLite has one connection
-  per process (a read on ``Database`` while a transaction is open sees that transaction's
-  uncommitted rows). A pooled backend needs no such lock, and no store function relies on it.
+- ``write()`` is a one-statement writer transaction on both (so ids are given out in commit order:
+  the live feed tails ``events`` by id). SQLite has one writer connection per process, and reads on
+  ``Database`` use a reader connection of their own that sees only committed rows; PostgreSQL reads
+  on any pooled connection. On both, a read from the task holding a transaction runs inside it
+  (PostgreSQL: a write too).
+- Where statements run: SQLite runs them on the event loop, except a read over its CPU budget, a
+  busy database and ``executemany``, which go to a thread (``sqlite.py``); asyncpg needs none of it.
+- Schema: migrations are written in SQLite's DDL and ``migrations.ddl`` maps the column types for
+  PostgreSQL (``REAL`` is ``DOUBLE PRECISION`` there: PostgreSQL's REAL is 4 bytes, a timestamp
+  would lose minutes); a trigger is a PL/pgSQL function there (``migrations._trigger``).
 - ``Database.reader()``: SQLite opens the file again with ``mode=ro``; PostgreSQL takes a connection
-  of its own (``default_transaction_read_only``) and autocommits each read, so it sees each commit.
-- Connection set-up: the PRAGMAs in ``Database.open`` (WAL, ``synchronous``, ``busy_timeout``,
-  ``foreign_keys``) have no PostgreSQL counterpart to send.
-- Schema (``migrations.py``, SQLite DDL): ``INTEGER PRIMARY KEY AUTOINCREMENT`` becomes
-  ``BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY``; every ``REAL`` column (times, seconds)
-  must be ``DOUBLE PRECISION`` (PostgreSQL's ``REAL`` is 4 bytes: a timestamp would lose about
-  two minutes); the ``seats_touch_model`` trigger (``seats_002_touch_model``) becomes a PL/pgSQL
-  function plus ``CREATE TRIGGER ... EXECUTE FUNCTION``; so do the six ``events_<table>`` triggers of
-  ``web_001_events`` (each one ``INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, ...)``
-  ``AFTER INSERT`` ``FOR EACH ROW``; ``events.id`` is ``INTEGER PRIMARY KEY`` without AUTOINCREMENT,
-  an identity column there, which never reuses an id either); and the six of ``web_002_health_events``
-  (``AFTER UPDATE`` on alerts, onboarding and scheduler_runs, ``AFTER INSERT`` on probes, onboarding
-  and scheduler_runs; their ``at`` is a ``CASE``/``COALESCE`` of the row's times, portable as it is).
-  Same migration names, so one list of names.
-- Parameter types: a strict driver (asyncpg) cannot infer the type of a parameter that only
-  appears in a select list, as in ``keys.admit``'s ``INSERT INTO key_hits (key_name, at) SELECT
-  name, ? FROM gateway_keys ...``: declare it (``$1::double precision``) in the rewrite.
+  of its own outside the pool (``default_transaction_read_only``) and autocommits each read.
+- Failures to reach the store are ``db.StoreUnavailable`` (a 503), its message with any password in
+  the URL masked (``db.mask_url``).
 """
 
 from benchwarmers_mcp.store.db import Database, Reader, ReadOnly, Row, StoreUnavailable, Transaction

@@ -1,35 +1,33 @@
-"""The store's one interface (``Database``, ``Transaction``, ``Row``, ``Reader``) and its SQLite
-backend: aiosqlite, WAL, one writer.
+"""The store's one interface: ``Database``, ``Transaction``, ``Row``, ``Reader``.
 
 Every store module talks to the database through these methods and nothing else; none of them
-sees the driver. What a second backend must implement, and the SQLite-only points it must cover,
-is in the package docstring (``store/__init__.py``).
+sees the driver. Two backends implement them: ``store/sqlite.py`` (aiosqlite, one file in the data
+folder, WAL, one writer: the default) and ``store/postgres.py`` (asyncpg, a shared PostgreSQL that
+several replicas use at once). ``Database(target)`` picks one from its target: a
+``postgresql://`` URL opens PostgreSQL, anything else is the path of a SQLite file.
 
-Reads run straight on the connection. Every write goes through ``write()`` or ``transaction()``,
-which hold one lock per process and open ``BEGIN IMMEDIATE`` so that writers in other processes
-on the same data folder queue on SQLite's own lock (``busy_timeout``) instead of failing.
-A write returns only after its commit: what is acknowledged is on disk.
+What a backend implements, the points where the two differ, and how to add a third are in the
+package docstring (``store/__init__.py``).
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence, Sized
-from contextlib import asynccontextmanager
+import re
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
+from urllib.parse import unquote, urlsplit
 
-import aiosqlite
-import anyio
-
-from benchwarmers_mcp.store.migrations import apply_migrations
+from benchwarmers_mcp.errors import BenchError
 
 Params = Sequence[Any]
+POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 class Row(Protocol):
     """A result row: by position (``row[0]``) or column name (``row["alias"]``), iterable over its
-    values, and ``dict(row)`` gives ``{column: value}``. ``sqlite3.Row`` is one."""
+    values, and ``dict(row)`` gives ``{column: value}``. ``sqlite3.Row`` and ``asyncpg.Record`` are."""
 
     def __getitem__(self, key: int | str, /) -> Any: ...
 
@@ -37,7 +35,7 @@ class Row(Protocol):
 
     def __len__(self) -> int: ...
 
-    def keys(self) -> list[str]: ...
+    def keys(self) -> Any: ...
 
 
 class Reader(Protocol):
@@ -56,54 +54,82 @@ def placeholders(values: Sized) -> str:
     return ", ".join("?" * len(values))
 
 
-# Each statement is one hop to aiosqlite's thread (~0.1-0.2 ms): ``execute_fetchall`` does
-# execute + fetch in one, where a cursor would cost three (execute, fetch, close).
-
-async def _fetchall(conn: aiosqlite.Connection, sql: str, params: Params) -> list[Row]:
-    return list(await conn.execute_fetchall(sql, params))
+def is_postgres_url(target: object) -> bool:
+    return isinstance(target, str) and target.split(":", 1)[0].lower() in POSTGRES_SCHEMES
 
 
-async def _fetchone(conn: aiosqlite.Connection, sql: str, params: Params) -> Row | None:
-    rows = list(await conn.execute_fetchall(sql, params))
-    return rows[0] if rows else None
+_PASSWORD = re.compile(r"(?i)(password=)[^&\s]*")
 
 
-async def _execute(conn: aiosqlite.Connection, sql: str, params: Params) -> int:
-    """Run one statement; the rows it changed itself (the cursor's count: never the ``events`` rows
-    its triggers add, which ``total_changes`` would count too, doubling an UPDATE of alerts)."""
-    async with conn.execute(sql, params) as cur:
-        return max(0, cur.rowcount)
+def mask_url(url: str) -> str:
+    """The URL with its password (in the user part or a ``password=`` query parameter) shown as
+    ``***``: what a log line, an error, ``bench status`` and ``/api/status`` may show."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an unreadable database URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        if ":" in user:
+            user = user.split(":", 1)[0] + ":***"
+        netloc = f"{user}@{host}"
+    query = _PASSWORD.sub(r"\1***", parts.query)
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def describe_target(target: Path | str) -> dict[str, Any]:
+    """Which store a target names, with nothing secret in it: ``{"backend": "sqlite", "path": ...}``
+    or ``{"backend": "postgresql", "host": ..., "port": ..., "database": ..., "user": ..., "url": masked}``."""
+    if not is_postgres_url(target):
+        return {"backend": "sqlite", "path": str(target)}
+    url = str(target)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return {"backend": "postgresql", "url": mask_url(url)}
+    return {"backend": "postgresql", "host": parts.hostname or "localhost", "port": port or 5432,
+            "database": unquote(parts.path.lstrip("/")) or unquote(parts.username or ""),
+            "user": unquote(parts.username or ""), "url": mask_url(url)}
+
+
+class StoreUnavailable(BenchError):
+    """The store cannot be opened or reached (a wrong URL, a server down, a refused login): a 503
+    in the client's wire shape. Its message names the store with any password masked."""
+
+    status = 503
 
 
 class Database:
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = anyio.Lock()
+    """The store. ``Database(path)`` is SQLite, ``Database("postgresql://...")`` PostgreSQL; both
+    open with ``await db.open()`` (or ``async with``), which applies the migrations.
+
+    Reads: ``fetchall`` / ``fetchone`` / ``fetchval``. Writes: ``write`` (one statement, committed
+    on return, returns rows changed) and ``transaction()`` (the one writer: everything inside commits
+    together or not at all, and writers of every process and replica on the store run one at a time).
+    """
+
+    dialect: ClassVar[str] = ""  # "sqlite" or "postgresql": migrations read it for per-backend DDL
+
+    def __new__(cls, target: Path | str, **options: Any) -> Database:
+        if cls is Database:
+            cls = _backend(target)
+        return super().__new__(cls)
+
+    def __init__(self, target: Path | str, **options: Any) -> None:
+        self.target = target
+
+    @property
+    def where(self) -> dict[str, Any]:
+        """Which store this is, password masked (``describe_target``)."""
+        return describe_target(self.target)
 
     async def open(self) -> Database:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
-        try:
-            conn.row_factory = sqlite3.Row
-            await conn.execute("PRAGMA journal_mode=WAL")
-            await conn.execute("PRAGMA synchronous=NORMAL")
-            await conn.execute("PRAGMA busy_timeout=30000")
-            await conn.execute("PRAGMA foreign_keys=ON")
-            self._conn = conn
-            async with self.transaction() as tx:
-                await apply_migrations(tx)
-        except BaseException:  # not a database, or a disk that refuses: the driver's thread must not outlive it
-            self._conn = None
-            with anyio.CancelScope(shield=True):
-                await conn.close()
-            raise
-        return self
+        raise NotImplementedError
 
     async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+        raise NotImplementedError
 
     async def __aenter__(self) -> Database:
         return await self.open()
@@ -111,111 +137,73 @@ class Database:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def _connection(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            raise RuntimeError("database is not open")
-        return self._conn
-
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        return await _fetchall(self._connection(), sql, params)
+        raise NotImplementedError
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        return await _fetchone(self._connection(), sql, params)
+        raise NotImplementedError
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
 
     async def write(self, sql: str, params: Params = ()) -> int:
-        """One write statement, atomic on its own (autocommit); returns the rows it changed.
+        """One write statement, atomic on its own; returns the rows it changed."""
+        raise NotImplementedError
 
-        It still takes the writer's lock, so it never lands inside another task's open transaction.
-        """
-        async with self._lock:
-            return await _execute(self._connection(), sql, params)
+    def transaction(self) -> AbstractAsyncContextManager[Transaction]:
+        """The one writer: everything inside commits together, or (on any exception, cancellation
+        included) not at all. Writers of every process on the store run one at a time."""
+        raise NotImplementedError
 
     @property
     def backend(self) -> str:
         """The backend's name and version, for people to read (the dashboard's Info page)."""
-        return f"SQLite {sqlite3.sqlite_version}"
+        raise NotImplementedError
 
     def reader(self) -> ReadOnly:
         """A read-only connection of its own to this store (enter it to open it): it never queues
         behind this process's writer and never sees a transaction before its commit. The live feed
         tails the ``events`` table with one."""
-        return ReadOnly(self.path)
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Transaction]:
-        """The one writer: everything inside commits together, or (on any exception) not at all.
-        Writers of every process on the store run one at a time."""
-        async with self._lock:
-            conn = self._connection()
-            await conn.execute_fetchall("BEGIN IMMEDIATE")
-            try:
-                yield Transaction(conn)
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await conn.execute_fetchall("ROLLBACK")
-                raise
-            else:
-                with anyio.CancelScope(shield=True):
-                    await conn.execute_fetchall("COMMIT")
+        raise NotImplementedError
 
 
 class Transaction:
     """The writer's view inside ``Database.transaction()``."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self._conn = conn
+    dialect: ClassVar[str] = ""
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """One statement; returns the rows it changed."""
-        return await _execute(self._conn, sql, params)
+        raise NotImplementedError
 
     async def insert(self, sql: str, params: Params = ()) -> int:
         """One ``INSERT`` into a table with an integer ``id`` key; returns the new row's id."""
-        async with self._conn.execute(sql, params) as cur:
-            if cur.lastrowid is None:
-                raise RuntimeError("the insert made no row")
-            return cur.lastrowid
+        raise NotImplementedError
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        await self._conn.executemany(sql, rows)
+        raise NotImplementedError
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        return await _fetchall(self._conn, sql, params)
+        raise NotImplementedError
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        return await _fetchone(self._conn, sql, params)
+        raise NotImplementedError
 
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
 
 
-class StoreUnavailable(Exception):
-    """A read on a ``ReadOnly`` failed for the file's sake (locked, closing, gone): try again later."""
-
-
 class ReadOnly:
-    """A second, read-only connection to a store (``Database.reader()``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._conn: aiosqlite.Connection | None = None
+    """A second, read-only connection to a store (``Database.reader()``). A read that fails for the
+    store's sake (a locked or closing file, a dropped server) raises ``StoreUnavailable``: try again."""
 
     async def open(self) -> ReadOnly:
-        conn = await aiosqlite.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
-        await conn.execute("PRAGMA busy_timeout=5000")
-        conn.row_factory = sqlite3.Row
-        self._conn = conn
-        return self
+        raise NotImplementedError
 
     async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+        raise NotImplementedError
 
     async def __aenter__(self) -> ReadOnly:
         return await self.open()
@@ -224,12 +212,7 @@ class ReadOnly:
         await self.close()
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        if self._conn is None:
-            raise StoreUnavailable("the read-only connection is not open")
-        try:
-            return await _fetchall(self._conn, sql, params)
-        except (sqlite3.Error, ValueError) as e:  # ValueError: a connection closed under the read
-            raise StoreUnavailable(f"the store could not be read: {e}") from e
+        raise NotImplementedError
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
@@ -238,3 +221,14 @@ class ReadOnly:
     async def fetchval(self, sql: str, params: Params = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+
+def _backend(target: Path | str) -> type[Database]:
+    if is_postgres_url(target):
+        from benchwarmers_mcp.store.postgres import PostgresDatabase
+        return PostgresDatabase
+    if isinstance(target, str) and "://" in target:
+        raise StoreUnavailable(f"unknown database URL {mask_url(target)!r}: use postgresql://user:password@host/db"
+                               " (or leave BENCHWARMERS_DATABASE_URL unset for SQLite in the data folder)")
+    from benchwarmers_mcp.store.sqlite import SqliteDatabase
+    return SqliteDatabase

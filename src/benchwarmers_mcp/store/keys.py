@@ -83,8 +83,9 @@ async def admit(db: Database, key: GatewayKey, now: float) -> float | None:
             if row is not None and row["n"] >= key.rpm:
                 return max(0.0, float(row["first"]) + WINDOW - now)
             # counted only while the key exists: a revocation racing this request leaves no stray hit
-            await tx.execute("INSERT INTO key_hits (key_name, at) SELECT name, ? FROM gateway_keys WHERE name = ?",
-                             (now, key.name))
+            # (the cast tells a strict backend what type a parameter in a select list has)
+            await tx.execute("INSERT INTO key_hits (key_name, at) SELECT name, CAST(? AS DOUBLE PRECISION)"
+                             " FROM gateway_keys WHERE name = ?", (now, key.name))
         if touch:
             await tx.execute("UPDATE gateway_keys SET last_used = ? WHERE name = ?", (now, key.name))
     return None

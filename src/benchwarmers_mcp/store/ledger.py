@@ -12,6 +12,7 @@ cancelled; ``caller`` says who called (gateway, route, probe, suite) and ``purpo
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,11 @@ async def append(db: Database, row: UsageRow) -> None:
 async def insert(tx: Transaction, row: UsageRow) -> None:
     """The row inside a caller's transaction (``store.limits.settle`` writes it with what was learned)."""
     await tx.execute(INSERT_SQL, _values(row))
+
+
+async def insert_many(tx: Transaction, rows: Iterable[UsageRow]) -> None:
+    """Many rows in one statement batch, inside a caller's transaction (benchmarks fill a ledger)."""
+    await tx.executemany(INSERT_SQL, (_values(r) for r in rows))
 
 
 async def totals(db: Database, since: float = 0.0) -> dict[str, dict[str, int]]:

@@ -1,0 +1,322 @@
+"""The SQLite backend: one file in the data folder, WAL, one writer per process, statements run on
+the event loop unless they would block it.
+
+Every write goes through ``write()`` or ``transaction()``, which hold one lock per process and open
+``BEGIN IMMEDIATE`` so that writers in other processes on the same data folder queue on SQLite's own
+lock instead of failing. A write returns only after its commit: what is acknowledged is on disk.
+
+Where statements run. A hop to a driver thread per statement (aiosqlite's way) costs ~70 us of CPU
+and ~150 us of wall time with the GIL handed back and forth, against ~5 us for the statement
+itself: a route turn's 18 statements cost more than the rest of the turn. So statements run on the
+event loop's thread, on two connections (a writer, and a reader for reads outside a transaction;
+in WAL a reader never waits for a writer), and move to a thread only when they would block it:
+
+- a read that takes more than ``INLINE_BUDGET`` of CPU (the thread's, so a busy machine that
+  preempts the loop does not count) is interrupted (SQLite's progress handler; only that statement
+  stops, a transaction stays open) and runs again in a thread (on aiosqlite's connection for reads
+  outside a transaction); its SQL goes there directly for the next ``SLOW_FOR`` seconds;
+- a statement SQLite answers ``SQLITE_BUSY`` (another process holds the write lock) runs again in a
+  thread, waiting on ``busy_timeout`` as before: a busy statement changed nothing;
+- ``executemany`` (bulk) runs in a thread, and the WAL is checkpointed in a thread every
+  ``CHECKPOINT_EVERY`` commits (automatic checkpoints, which fsync, are off on the writer).
+
+A read on ``Database`` from the task that holds the open transaction runs on the writer, inside it
+(it sees that transaction's rows, as on PostgreSQL); any other task's read sees only commits.
+
+Every statement is still a checkpoint (other tasks run before it), as a thread hop was: code that
+counted on a store call letting a woken task run first keeps working.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction
+from benchwarmers_mcp.store.migrations import apply_migrations
+
+T = TypeVar("T")
+
+INLINE_BUDGET = 0.002  # CPU seconds a read may hold the event loop before it moves to a thread
+SLOW_FOR = 60.0  # seconds a read found slow goes straight to the thread
+BUSY_TIMEOUT_MS = 30000  # how long a writer waits for another process's write lock (in a thread)
+CHECKPOINT_EVERY = 500  # commits between WAL checkpoints
+_SLOW_KEEP = 256  # SQL texts remembered as slow (a bounded set)
+
+
+class _Slow(Exception):
+    """A read ran over its budget (or SQLite was busy): run it again in a thread."""
+
+
+def _is_read(sql: str) -> bool:
+    head = sql.lstrip()[:6].upper()
+    return head == "SELECT" or head.startswith("WITH")
+
+
+class _Inline:
+    """One sqlite3 connection used on the event loop's thread (and, for what would block, in a
+    worker thread while the loop's task awaits it; never both at once)."""
+
+    def __init__(self, conn: sqlite3.Connection, slow: dict[str, float]) -> None:
+        self.conn = conn
+        self.slow = slow
+        self._deadline = 0.0
+        conn.set_progress_handler(self._over_budget, 2000)
+
+    def _over_budget(self) -> int:
+        """SQLite's progress handler (every 2,000 steps): non-zero interrupts the statement."""
+        if not self._deadline:
+            return 0
+        if self._deadline < 0:  # armed: the read's first check starts its clock
+            self._deadline = time.thread_time() + INLINE_BUDGET
+            return 0
+        return 1 if time.thread_time() > self._deadline else 0
+
+    def run(self, sql: str, fn: Callable[[], T]) -> T:
+        """``fn`` inline; a read over budget or a busy database raises ``_Slow`` (nothing changed)."""
+        read = _is_read(sql)
+        if read and self.slow.get(sql, 0.0) > time.monotonic():
+            raise _Slow
+        self._deadline = -1.0 if read else 0.0
+        try:
+            return fn()
+        except sqlite3.OperationalError as e:
+            code = getattr(e, "sqlite_errorcode", None)
+            if code == sqlite3.SQLITE_INTERRUPT and read:
+                if len(self.slow) >= _SLOW_KEEP:
+                    self.slow.clear()
+                self.slow[sql] = time.monotonic() + SLOW_FOR
+                raise _Slow from e
+            if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise _Slow from e
+            raise
+        finally:
+            self._deadline = 0.0
+
+    async def in_thread(self, fn: Callable[[], T]) -> T:
+        """``fn`` in a worker thread, waiting on SQLite's busy timeout, with no read budget."""
+        def call() -> T:
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            try:
+                return fn()
+            finally:
+                self.conn.execute("PRAGMA busy_timeout=0")
+
+        return await anyio.to_thread.run_sync(call)
+
+    async def call(self, sql: str, fn: Callable[[], T]) -> T:
+        await anyio.lowlevel.checkpoint()  # each statement stays a point where other tasks run
+        try:
+            return self.run(sql, fn)
+        except _Slow:
+            return await self.in_thread(fn)
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: Params) -> Callable[[], list[Row]]:
+    return lambda: conn.execute(sql, params).fetchall()
+
+
+def _changes(conn: sqlite3.Connection, sql: str, params: Params) -> Callable[[], int]:
+    """Run one statement; the rows it changed itself (the cursor's count: never the ``events`` rows
+    its triggers add, which ``total_changes`` would count too, doubling an UPDATE of alerts)."""
+    def run() -> int:
+        cur = conn.execute(sql, params)
+        cur.close()
+        return max(0, cur.rowcount)
+
+    return run
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+class SqliteDatabase(Database):
+    dialect = "sqlite"
+
+    def __init__(self, target: Path | str, **options: Any) -> None:
+        super().__init__(Path(target))
+        self.path = Path(target)
+        self._writer: _Inline | None = None
+        self._reader: _Inline | None = None
+        self._threaded: aiosqlite.Connection | None = None  # reads too slow for the loop
+        self._lock = anyio.Lock()
+        self._holder: int | None = None  # the id of the task whose transaction is open
+        self._slow: dict[str, float] = {}  # SQL found too slow for the loop, until when
+        self._commits = 0
+
+    async def open(self) -> SqliteDatabase:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            writer = _Inline(_connect(self.path), self._slow)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreUnavailable(f"cannot open the SQLite store {self.path}: {e}") from e
+        self._writer = writer
+        try:
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
+                await writer.call("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
+            async with self.transaction() as tx:
+                await apply_migrations(tx)
+            self._reader = _Inline(_connect(self.path), self._slow)
+            self._reader.conn.execute("PRAGMA foreign_keys=ON")
+        except BaseException:  # not a database, or a disk that refuses: close what was opened
+            with anyio.CancelScope(shield=True):
+                await self.close()
+            raise
+        return self
+
+    async def close(self) -> None:
+        if self._threaded is not None:
+            await self._threaded.close()
+            self._threaded = None
+        for side in (self._reader, self._writer):
+            if side is not None:
+                side.conn.close()
+        self._reader = self._writer = None
+
+    def _side(self, side: _Inline | None) -> _Inline:
+        if side is None:
+            raise RuntimeError("database is not open")
+        return side
+
+    async def _threaded_reader(self) -> aiosqlite.Connection:
+        if self._threaded is None:
+            conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            conn.row_factory = sqlite3.Row
+            if self._threaded is None:
+                self._threaded = conn
+            else:  # another task opened one meanwhile
+                await conn.close()
+        return self._threaded
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        if self._holder is not None and self._holder == anyio.get_current_task().id:
+            writer = self._side(self._writer)  # this task's own transaction: read inside it
+            return await writer.call(sql, _rows(writer.conn, sql, params))
+        reader = self._side(self._reader)
+        await anyio.lowlevel.checkpoint()
+        try:
+            return reader.run(sql, _rows(reader.conn, sql, params))
+        except _Slow:
+            return list(await (await self._threaded_reader()).execute_fetchall(sql, params))
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def write(self, sql: str, params: Params = ()) -> int:
+        """One write statement, atomic on its own; returns the rows it changed.
+
+        It still takes the writer's lock, so it never lands inside another task's open transaction.
+        """
+        async with self._lock:
+            writer = self._side(self._writer)
+            with anyio.CancelScope(shield=True):
+                changed = await writer.call(sql, _changes(writer.conn, sql, params))
+            return changed
+
+    @property
+    def backend(self) -> str:
+        return f"SQLite {sqlite3.sqlite_version}"
+
+    def reader(self) -> SqliteReadOnly:
+        return SqliteReadOnly(self.path)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        async with self._lock:
+            writer = self._side(self._writer)
+            conn = writer.conn
+            await writer.call("BEGIN", lambda: conn.execute("BEGIN IMMEDIATE").close())
+            self._holder = anyio.get_current_task().id
+            try:
+                yield SqliteTransaction(writer)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    if conn.in_transaction:
+                        await writer.call("ROLLBACK", lambda: conn.execute("ROLLBACK").close())
+                raise
+            else:
+                with anyio.CancelScope(shield=True):
+                    await writer.call("COMMIT", lambda: conn.execute("COMMIT").close())
+            finally:
+                self._holder = None
+            self._commits += 1
+            checkpoint = self._commits % CHECKPOINT_EVERY == 0
+        if checkpoint:  # after the lock: the WAL's pages into the database, off the loop
+            await (await self._threaded_reader()).execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+class SqliteTransaction(Transaction):
+    dialect = "sqlite"
+
+    def __init__(self, writer: _Inline) -> None:
+        self._writer = writer
+        self._conn = writer.conn
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        return await self._writer.call(sql, _changes(self._conn, sql, params))
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        def run() -> int:
+            cur = self._conn.execute(sql, params)
+            cur.close()
+            if cur.lastrowid is None:
+                raise RuntimeError("the insert made no row")
+            return cur.lastrowid
+
+        return await self._writer.call(sql, run)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        """Many rows (bulk work: in a thread)."""
+        await self._writer.in_thread(lambda: self._conn.executemany(sql, rows).close())
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        return await self._writer.call(sql, _rows(self._conn, sql, params))
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+
+class SqliteReadOnly(ReadOnly):
+    """The file opened again with ``mode=ro``: WAL lets it read beside the writer."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+
+    async def open(self) -> SqliteReadOnly:
+        try:
+            conn = await aiosqlite.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
+                                           isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreUnavailable(f"cannot open the SQLite store {self.path} to read: {e}") from e
+        await conn.execute("PRAGMA busy_timeout=5000")
+        conn.row_factory = sqlite3.Row
+        self._conn = conn
+        return self
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        if self._conn is None:
+            raise StoreUnavailable("the read-only connection is not open")
+        try:
+            return list(await self._conn.execute_fetchall(sql, params))
+        except (sqlite3.Error, ValueError) as e:  # ValueError: a connection closed under the read
+            raise StoreUnavailable(f"the store could not be read: {e}") from e

@@ -1,0 +1,42 @@
+"""Which store a test's data folder uses, and opening it.
+
+A test runs on SQLite in its data folder unless it is parametrized by backend (the ``backends``
+marker, see ``tests/conftest.py``): then its ``home`` is bound to a fresh PostgreSQL database for
+the ``postgresql`` run. Kits and tests open a data folder's store through ``store_of(home)`` (or
+``Database(settings.store_target)``), never by building the SQLite path themselves, so the same
+test body runs on both backends; ``server_env`` passes the binding to server processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchwarmers_mcp.store import Database
+
+_BOUND: dict[str, str] = {}
+
+
+def _key(home: Path) -> str:
+    return str(Path(home).resolve())
+
+
+def bind(home: Path, url: str | None) -> None:
+    """From now on, ``home``'s store is the database at ``url`` (None: SQLite in the folder)."""
+    if url is None:
+        _BOUND.pop(_key(home), None)
+    else:
+        _BOUND[_key(home)] = url
+
+
+def url_for(home: Path) -> str | None:
+    """The PostgreSQL URL ``home`` is bound to, or None (SQLite in the folder)."""
+    return _BOUND.get(_key(home))
+
+
+def target(home: Path) -> Path | str:
+    return url_for(home) or Path(home) / "benchwarmers.db"
+
+
+def store_of(home: Path) -> Database:
+    """The store of ``home`` (not opened: ``async with store_of(home) as db``)."""
+    return Database(target(home))
