@@ -190,7 +190,7 @@ def test_healthy_as_a_plain_user_and_what_it_saved_is_in_the_next_container(
     first = Container(engine, volume, "BENCHWARMERS_KEY_LOCALAI=" + PROVIDER_KEY)
     containers.append(first)
     first.wait_healthy()
-    assert "Benchwarmers on http://0.0.0.0:8122 (data: /data)" in first.logs()
+    assert "Benchwarmers on http://0.0.0.0:8122 (data: /data; store: sqlite /data/benchwarmers.db)" in first.logs()
     assert first.exec("id", "-u") == USER_ID
     assert first.exec("stat", "-c", "%u", "/data/benchwarmers.db") == USER_ID
     assert first.call("GET", "/api/collections", token="")[0] == 401  # the token guards the admin API
