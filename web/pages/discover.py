@@ -120,13 +120,15 @@ async def load(view: View) -> dict[str, Any]:
     more = More(tools=given["tools"] == "1", vision=given["vision"] == "1", modality=given["modality"])
     catalog = await ensure_current(ctx)
     await note_seen(ctx, catalog)
+    # The queue before the models: an item ends only after its model is registered, so a row read in
+    # this order is either still waiting or already on the bench, never neither.
+    queue = {(i.endpoint, i.served): f"{i.state}, step {max(i.step, 1)} of 5" if i.state == "running" else i.state
+             for i in await onboarding_store.waiting(ctx.db)}
     endpoints = await endpoint_store.list_all(ctx.db)
     chosen = [r for r in discover.rows(catalog, endpoints, await fact_store.matched_entries(ctx.db),
                                        await catalog_store.first_seen(ctx.db), view.now, filters) if more.keeps(r)]
     offset = min(_offset(view), max(0, len(chosen) - 1) // PER_PAGE * PER_PAGE)  # past the end: the last page
     others = [e for e in endpoints if not e.simulated]
-    queue = {(i.endpoint, i.served): f"{i.state}, step {max(i.step, 1)} of 5" if i.state == "running" else i.state
-             for i in await onboarding_store.waiting(ctx.db)}
     page = [_shown(r, others, queue) for r in chosen[offset:offset + PER_PAGE]]
     return {"rows": page, "total": len(chosen), "offset": offset, "per_page": PER_PAGE, "given": given,
             "reach_chosen": reach, "reach_words": REACH_WORDS, "catalog": await status(ctx),
