@@ -281,6 +281,7 @@ async def test_an_alert_changed_by_an_update_is_an_event_and_counts_stay_exact(h
 def test_a_source_joins_action_needed_with_one_function(api: httpx.Client) -> None:
     """What a later "suggestions" source does: one decorated function, and its items (with an
     Accept button posting to its route) show above every page."""
+    before = list(action_needed.SOURCES)  # the real sources (the ratings' suggestions among them) stay
     try:
         @source("suggestions", "Suggestions", live={"verdict"})
         async def suggestions(view: Any) -> list[Item]:
@@ -291,6 +292,6 @@ def test_a_source_joins_action_needed_with_one_function(api: httpx.Client) -> No
         assert {(f["path"], f["label"]) for f in forms(shown)} == {("/api/collection", "Accept")}
         assert "verdict" in api.get("/quotas").text.split('data-live="', 1)[1].split('"', 1)[0].split()
     finally:
-        action_needed.SOURCES[:] = [s for s in action_needed.SOURCES if s.name != "suggestions"]
+        action_needed.SOURCES[:] = before
     with pytest.raises(ValueError, match="event kinds"):
         source("weather", live={"rain"})

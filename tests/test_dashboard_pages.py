@@ -27,7 +27,7 @@ from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
-SIDEBAR = ["At a glance", "Ask", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Health",
+SIDEBAR = ["At a glance", "Ask", "Ratings", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Health",
            "Settings", "Info"]
 TOKEN = "a-long-enough-admin-token-for-tests"
 

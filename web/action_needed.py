@@ -25,6 +25,8 @@ from typing import Any
 
 from benchwarmers_mcp.health import alerts as health_alerts
 from benchwarmers_mcp.store import alerts as alert_store
+from benchwarmers_mcp.store import ratings as rating_store
+from benchwarmers_mcp.store.ratings import SuggestionRow
 from benchwarmers_mcp.web.registry import EVENT_KINDS, View
 
 log = logging.getLogger("benchwarmers.web")
@@ -130,6 +132,37 @@ async def retired_this_week(view: View) -> list[Item]:
             buttons += (Button("Dismiss", "/api/alerts/dismiss", {"id": alert.id}),)
         out.append(Item("retired", r["alias"], r["why"], _moment(r["at"]), "", buttons))
     return out
+
+
+def _figures(brief: Any) -> str:
+    """A rating from a suggestion's evidence in words: mean, 90% interval, verdicts behind it."""
+    if not isinstance(brief, dict) or "mean" not in brief:
+        return ""
+    low, high = brief.get("interval") or (brief["mean"], brief["mean"])
+    return f"{brief['mean']:.0%} useful ({100 * low:.0f}–{100 * high:.0f}%, {float(brief.get('weight') or 0):.1f} verdicts)"
+
+
+def suggestion_message(s: SuggestionRow) -> str:
+    """What a suggestion does and why, with the figures behind it (its evidence)."""
+    where = f"bench/{s.collection}"
+    challenger, member = _figures(s.evidence.get("challenger")), _figures(s.evidence.get("member"))
+    if s.kind == "promote" and challenger and member:
+        return (f"promote into {where} in place of {s.replaces}: probably better (P = {s.strength:.2f}). "
+                f"{s.alias} {challenger}; {s.replaces} {member}.")
+    if s.kind == "promote":
+        return f"promote into {where} in place of {s.replaces}: {s.reason}."
+    figures = _figures(s.evidence)
+    return f"bench it from {where}: {s.reason}." + (f" Its rating: {figures}." if figures else "")
+
+
+@source("suggestions", "Suggestions", live={"verdict", "change", "suggestion"})
+async def suggestions(view: View) -> list[Item]:
+    """Open suggestions (who to promote or bench, as the last review raised them), oldest first,
+    each with Accept (``POST /api/suggestion/accept``: the members change, the change log says why).
+    Read as stored: the review after each verdict keeps them current."""
+    rows = await rating_store.suggestions(view.ctx.db)
+    return [Item(s.kind, s.alias, suggestion_message(s), s.updated_at, "warn" if s.kind == "promote" else "err",
+                 (Button("Accept", "/api/suggestion/accept", {"id": s.id}),)) for s in reversed(rows)]
 
 
 def _moment(value: str | None) -> float | None:

@@ -23,7 +23,8 @@ from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.routes import is_page
 
 GROUPS = ("Bench", "Gateway", "Observe", "Control")
-EVENT_KINDS = frozenset({"seat", "panel", "verdict", "change", "alert", "route", "probe", "onboarding", "scheduler"})
+EVENT_KINDS = frozenset({"seat", "panel", "verdict", "change", "alert", "route", "probe", "onboarding", "scheduler",
+                         "suggestion"})
 
 
 @dataclass(frozen=True)

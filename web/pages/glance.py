@@ -1,15 +1,17 @@
 """At a glance: the first run, one step at a time, until the bench has answered once; then what
 needs doing, the roster (every model: status, role, context, what it can do, helped useful of
-judged, suite recall, last answer) with filters, and the helped share per model as a chart and its table."""
+judged, suite recall, rating with its interval over every collection, last answer) with filters, and the helped share per model as a chart and its table."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import stats
 from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
+from benchwarmers_mcp.web.pages.ratings import mini, row_of
 from benchwarmers_mcp.web.registry import Page, View
 
 
@@ -17,7 +19,11 @@ async def load(view: View) -> dict[str, Any]:
     db = view.ctx.db
     counts = await stats.counts(db)
     suite = await suite_recall(view.ctx)
-    models = [{**m, "suite": suite.get(m["alias"])} for m in await roster(view.ctx)]
+    listed = await roster(view.ctx)
+    rated = await learning.ratings_for(db, "", "", [m["alias"] for m in listed])  # over every collection and shape
+    models = [{**m, "suite": suite.get(m["alias"]),
+               "rating": {**row_of(rated[m["alias"]], False), "bar": mini(*rated[m["alias"]].interval, rated[m["alias"]].mean)}}
+              for m in listed]
     collections = await collection_store.list_all(db)
     return {
         "counts": counts,
@@ -39,4 +45,4 @@ async def load(view: View) -> dict[str, Any]:
 PAGE = Page("/", "At a glance", "Bench", 10, "glance.html", load,
             live=frozenset({"seat", "panel", "verdict", "change", "alert", "route"}),
             scripts=("onboard.js", "vendor/uplot/uPlot.iife.min.js", "charts.js"),
-            styles=("vendor/uplot/uPlot.min.css",))
+            styles=("vendor/uplot/uPlot.min.css", "ratings.css"))

@@ -299,7 +299,7 @@
     let lost = null;
     source.addEventListener("ready", () => { clearTimeout(lost); liveStatus("live", "Live"); });
     source.addEventListener("reset", () => { clearTimeout(lost); liveStatus("live", "Live"); bw.schedule(); });
-    for (const kind of ["seat", "panel", "verdict", "change", "alert", "route", "probe", "onboarding", "scheduler"]) {
+    for (const kind of ["seat", "panel", "verdict", "change", "alert", "route", "probe", "onboarding", "scheduler", "suggestion"]) {
       source.addEventListener(kind, (message) => {
         const detail = JSON.parse(message.data);
         document.dispatchEvent(new CustomEvent("bw:event", { detail }));

@@ -796,3 +796,13 @@ async def replicas_001(tx: Transaction) -> None:
         CREATE INDEX replicas_seen ON replicas (seen)
         """,
     )
+
+
+@migration
+async def web_ratings_001_suggestion_events(tx: Transaction) -> None:
+    """The live feed hears suggestions: one raised, refreshed, withdrawn or accepted (a review writes
+    them after the verdict's own commit, so the verdict's event alone could come too early)."""
+    for change, at in (("INSERT", "NEW.raised_at"), ("UPDATE", "COALESCE(NEW.decided_at, NEW.updated_at)")):
+        await _trigger(tx, f"events_suggestions_{change.lower()}", "suggestions",
+                       f"INSERT INTO events (at, kind, subject, ref) VALUES ({at}, 'suggestion', NEW.collection,"
+                       " NEW.state);", change)
