@@ -147,7 +147,7 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("GET", "/bench/quotas"): Probe("exempt", why="connections and their limits, not collections"),
     ("GET", "/bench/ratings"): Probe("ask", "/bench/ratings?collection={c}"),
     ("GET", "/bench/suggestions"): Probe(
-        "exempt", why="filtered by access.allows per suggestion; the seeded bench has no evidence to raise one"),
+        "exempt", why="filtered per suggestion: tests/ratings/test_suggestions.py, a scoped key sees its own"),
     **{(method, path): Probe("exempt", why="the tools check the scope: test_mcp_http.py TestKeys")
        for path in ("/mcp", "/mcp/", "/v1/mcp", "/v1/mcp/") for method in ("POST", "DELETE")},
 }

@@ -10,14 +10,17 @@ from pathlib import Path
 import anyio
 import pytest
 
+from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.store.ratings import LearningSettings
 from tests.kits.cli import Bench, bench  # noqa: F401  (the fixture)
 from tests.kits.route import read
+from tests.kits.security import app_client, bearer
 from tests.ratings.kit import bench as make_bench
 from tests.ratings.kit import judge
 
@@ -135,3 +138,26 @@ async def test_a_member_resting_too_often_is_suggested_for_the_bench(db: Databas
     [s] = (await learning.review(db, await collection_store.get(db, "core"))).open
     assert (s.kind, s.alias, s.auto) == ("bench", "b", False)
     assert s.reason.startswith("resting too often: the pacing refused 67%")
+
+
+@pytest.mark.anyio
+async def test_a_scoped_key_sees_only_the_suggestions_of_its_collections(settings: Settings, home: Path) -> None:
+    async with Database(settings.store_target) as db:
+        await make_bench(db, ["a", "b", "x", "y", "z"], {"core": ["a", "b"], "side": ["y", "z"]})
+        await judge(db, "a", 1, 9, label="member")
+        await judge(db, "b", 7, 3, label="member")
+        await judge(db, "x", 9, 1)
+        await judge(db, "y", 1, 9, label="member", collection="bench/side")
+        await judge(db, "z", 7, 3, label="member", collection="bench/side")
+        await judge(db, "x", 9, 1, collection="bench/side")
+        _, core_only = await gateway_keys.create(db, "core-only", ["core"])
+        _, side_only = await gateway_keys.create(db, "side-only", ["side"])
+    async with app_client(settings, require_keys=True) as client:
+        seen = {}
+        for name, key in (("core", core_only), ("side", side_only)):
+            r = await client.get("/bench/suggestions", headers=bearer(key))
+            assert r.status_code == 200, r.text
+            seen[name] = {s["collection"].removeprefix("bench/") for s in r.json()["suggestions"]}
+        everything = await client.get("/bench/suggestions")
+    assert seen == {"core": {"core"}, "side": {"side"}}  # each raised, each seen only by its own key
+    assert everything.status_code == 401  # no key at all: refused, not listed
