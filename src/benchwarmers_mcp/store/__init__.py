@@ -62,9 +62,9 @@ differ, each covers it in its own module:
   (PostgreSQL: a write too).
 - Where statements run: SQLite runs them on the event loop, except a read over its CPU budget, a
   busy database and ``executemany``, which go to a thread (``sqlite.py``); asyncpg needs none of it.
-- Schema: migrations are written in SQLite's DDL and ``migrations.ddl`` maps the column types for
+- Schema: migrations are written in SQLite's DDL and ``portable.ddl`` maps the column types for
   PostgreSQL (``REAL`` is ``DOUBLE PRECISION`` there: PostgreSQL's REAL is 4 bytes, a timestamp
-  would lose minutes); a trigger is a PL/pgSQL function there (``migrations._trigger``).
+  would lose minutes); a trigger is a PL/pgSQL function there (``portable.trigger``).
 - ``Database.reader()``: SQLite opens the file again with ``mode=ro``; PostgreSQL takes a connection
   of its own outside the pool (``default_transaction_read_only``) and autocommits each read.
 - Failures to reach the store are ``db.StoreUnavailable`` (a 503), its message with any password in
