@@ -262,3 +262,9 @@ def test_sizes_read_as_people_write_them() -> None:
 
     assert [tokens(v) for v in (16384, 131072, 128000, 200000, 1048576, 1500, 500, None)] == [
         "16k", "128k", "128k", "200k", "1M", "1.5k", "500", "—"]
+
+
+def test_a_rating_weighs_whole_verdicts_as_whole_numbers() -> None:
+    from benchwarmers_mcp.web.render import weight
+
+    assert [weight(v) for v in (10.0, 9.996, 9.6, 0.0, None)] == ["10", "10", "9.6", "0", "0"]

@@ -28,6 +28,7 @@ from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.store.ratings import SuggestionRow
 from benchwarmers_mcp.web.registry import EVENT_KINDS, View
+from benchwarmers_mcp.web.render import weight
 
 log = logging.getLogger("benchwarmers.web")
 
@@ -139,7 +140,7 @@ def _figures(brief: Any) -> str:
     if not isinstance(brief, dict) or "mean" not in brief:
         return ""
     low, high = brief.get("interval") or (brief["mean"], brief["mean"])
-    return f"{brief['mean']:.0%} useful ({100 * low:.0f}–{100 * high:.0f}%, {float(brief.get('weight') or 0):.1f} verdicts)"
+    return f"{brief['mean']:.0%} useful ({100 * low:.0f}–{100 * high:.0f}%, {weight(brief.get('weight'))} verdicts)"
 
 
 def suggestion_message(s: SuggestionRow) -> str:

@@ -73,6 +73,12 @@ def tokens(value: int | None) -> str:
     return str(value)
 
 
+def weight(value: float | None) -> str:
+    """How many verdicts a rating weighs (aged ones count less): 10 when whole, else 9.6."""
+    value = float(value or 0)
+    return f"{round(value)}" if abs(value - round(value)) < 0.05 else f"{value:.1f}"
+
+
 def share(useful: int, judged: int) -> str:
     return f"{100 * useful / judged:.0f}%" if judged else "—"
 

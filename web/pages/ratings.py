@@ -20,6 +20,7 @@ from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.collections import SHAPES, Collection
 from benchwarmers_mcp.web.registry import Page, View
+from benchwarmers_mcp.web.render import weight
 
 # the chart: a row per model, its interval a bar across 0-100%, its mean a dot on the bar
 CHART_W, ROW, LABEL, RIGHT, TOP, AXIS = 560, 24, 150, 16, 6, 22
@@ -51,7 +52,7 @@ def row_of(r: Rating, member: bool) -> dict[str, Any]:
     low, high = r.interval
     wlow, whigh = r.wrong_interval
     return {"alias": r.alias, "member": member, "mean": r.mean, "low": low, "high": high,
-            "mean_text": pct(r.mean), "between": between(r.interval), "weight": round(r.weight, 1),
+            "mean_text": pct(r.mean), "between": between(r.interval), "weight": weight(r.weight),
             "evidence": evidence_text(r.counts), "wrong_text": pct(r.wrong_share), "wrong_between": between((wlow, whigh)),
             "wrong_verdicts": r.wrong_verdicts, "health_text": pct(r.health), "health_calls": int(r.health_calls),
             "judged": r.judged, "status": r.status, "tone": STATUS_TONE.get(r.status, "")}
