@@ -125,6 +125,13 @@ def gateway(settings: Settings, net: Loopback) -> str:
 
 
 @pytest.fixture
+def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
+    """A client of the in-process gateway (the admin API, the dashboard's pages and routes)."""
+    with net.client(base_url=gateway, timeout=60) as client:
+        yield client
+
+
+@pytest.fixture
 def http(net: Loopback) -> Iterator[httpx.Client]:
     """A plain httpx client that reaches whatever the test serves on its loopback."""
     with net.client() as client:

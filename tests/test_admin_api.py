@@ -21,12 +21,6 @@ from tests.kits.loopback import Loopback, free_port
 SECRET = "sk-admin-test-0123456789abcdef"
 
 
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> httpx.Client:
-    with net.client(base_url=gateway, timeout=20) as client:
-        yield client
-
-
 def post(api: httpx.Client, path: str, body: dict) -> httpx.Response:
     return api.post(path, json=body)
 

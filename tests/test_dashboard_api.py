@@ -16,17 +16,10 @@ from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import verdicts as verdict_store
 from benchwarmers_mcp.store.verdicts import VerdictLine
 from tests.fakes.openai_upstream import FakeUpstream
-from tests.kits.loopback import Loopback
 from tests.kits.store import store_of
 
 SECRET = "sk-dashboard-test-0123456789"
 PROMPT = "a question nobody may read back from the logs"
-
-
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=gateway, timeout=30) as client:
-        yield client
 
 
 def error_of(response: httpx.Response) -> str:

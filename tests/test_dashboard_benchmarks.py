@@ -8,25 +8,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.kits.loopback import Loopback
 from tests.suite.test_runner import pack_tasks
 from tests.suite.test_seed import make_repo
 
 MODELS = {"no-fault": "simulated/judge?say=no-fault", "line-one": "simulated/judge?say=line1",
           "brief": "simulated/judge?say=short"}
-
-
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=gateway, timeout=60) as client:
-        yield client
 
 
 def ok(reply: httpx.Response, status: int = 200) -> Any:

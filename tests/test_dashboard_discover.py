@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -22,12 +21,6 @@ from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
 SHOWN = 100  # rows a page of Discover shows
-
-
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=gateway, timeout=60) as client:
-        yield client
 
 
 def keys(html: str) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html as htmllib
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +29,7 @@ from benchwarmers_mcp.store import scheduler as scheduler_store
 from benchwarmers_mcp.store.health import ProbeRow
 from benchwarmers_mcp.web import action_needed
 from benchwarmers_mcp.web.action_needed import Item, source
-from tests.kits.loopback import Loopback
 from tests.kits.store import target as store_target
-
-
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=gateway, timeout=30) as client:
-        yield client
 
 
 def in_store(settings: Settings, fn: Callable[[Database], Awaitable[Any]]) -> Any:

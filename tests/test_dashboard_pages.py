@@ -32,12 +32,6 @@ SIDEBAR = ["At a glance", "Ask", "Ratings", "Collections", "Endpoints", "Models"
 TOKEN = "a-long-enough-admin-token-for-tests"
 
 
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=gateway, timeout=30) as client:
-        yield client
-
-
 def links(html: str) -> list[str]:
     nav = html.split('<nav class="sidebar"', 1)[1].split("</nav>", 1)[0]
     return re.findall(r'<a href="/[^"]*"(?: aria-current="page")?>([^<]+)</a>', nav)

@@ -7,12 +7,11 @@ browser would changes the collection and clears the suggestion; suggestions are 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import httpx
-import pytest
 
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.engine.ratings import beta_interval
@@ -21,16 +20,9 @@ from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import events as event_store
 from benchwarmers_mcp.store import ratings as rating_store
-from tests.kits.loopback import Loopback
 from tests.ratings.kit import bench as make_bench
 from tests.ratings.kit import judge
 from tests.test_dashboard_health import banner, forms, press
-
-
-@pytest.fixture
-def api(gateway: str, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=gateway, timeout=30) as client:
-        yield client
 
 
 def in_store(settings: Settings, fn: Callable[[Database], Awaitable[Any]]) -> Any:
