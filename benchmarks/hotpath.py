@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +44,7 @@ from fastfake import Client, Response  # noqa: E402
 
 from tests.kits.seed import seed  # noqa: E402
 from tests.kits.servers import free_port, server_env  # noqa: E402
+from tests.kits.store import store_of  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Say something short."}]
 TICK = os.sysconf("SC_CLK_TCK")
@@ -160,11 +161,11 @@ def start_upstream(port: int) -> subprocess.Popen[bytes]:
 def prepare(home: Path, upstream: str, ledger_rows: int = 0) -> None:
     seed(home, base_url=upstream + "/v1", served=["m1", "m2", "m3"], collections={"trio": ["m1", "m2", "m3"]})
 
-    from benchwarmers_mcp.store import Database, ledger
     from benchwarmers_mcp.store import collections as cs
+    from benchwarmers_mcp.store import ledger
 
     async def settle() -> None:
-        async with Database(home / "benchwarmers.db") as db:
+        async with store_of(home) as db:  # the data folder's SQLite, or the PostgreSQL it is bound to
             await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=3, max_explorers=0))  # exactly 3 seats
             if ledger_rows:
                 now = time.time()
@@ -214,13 +215,17 @@ class Load:
     p95: float
     errors: int
     cpu_ms: float | None = None  # the measured process's CPU per request
+    metered: dict[str, float] = field(default_factory=dict)  # each meter's CPU ms per request
 
 
-async def load(port: int, payload_of: Callable[[int], bytes], n: int, concurrency: int,
-               pid: int | None = None) -> Load:
+async def load(port: int | Sequence[int], payload_of: Callable[[int], bytes], n: int, concurrency: int,
+               pid: int | None = None, meters: Mapping[str, Callable[[], float]] | None = None) -> Load:
+    """``n`` requests from ``concurrency`` workers, each on one keep-alive connection (several ports:
+    worker i uses port i mod len); ``meters`` are CPU-seconds readings taken around the timed part."""
+    ports = [port] if isinstance(port, int) else list(port)
     latencies: list[float] = []
     errors = 0
-    clients = [Client("127.0.0.1", port) for _ in range(concurrency)]
+    clients = [Client("127.0.0.1", ports[i % len(ports)]) for i in range(concurrency)]
 
     async def worker(i: int) -> None:
         nonlocal errors
@@ -238,14 +243,17 @@ async def load(port: int, payload_of: Callable[[int], bytes], n: int, concurrenc
     await asyncio.gather(*(clients[i].request("POST", "/v1/chat/completions", payload_of(i))
                            for i in range(concurrency)))  # open every connection first
     cpu = cpu_seconds(pid) if pid else 0.0
+    before = {name: meter() for name, meter in (meters or {}).items()}
     start = time.perf_counter()
     await asyncio.gather(*(worker(i) for i in range(concurrency)))
     elapsed = time.perf_counter() - start
-    cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / max(1, len(latencies) + errors) if pid else None
+    done = max(1, len(latencies) + errors)
+    cpu_ms = (cpu_seconds(pid) - cpu) * 1000 / done if pid else None
+    metered = {name: (meter() - before[name]) * 1000 / done for name, meter in (meters or {}).items()}
     for c in clients:
         await c.close()
     return Load(len(latencies) / elapsed, statistics.median(latencies) if latencies else 0.0,
-                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms)
+                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms, metered)
 
 
 # ---- the run -----------------------------------------------------------------------------------
