@@ -89,6 +89,8 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
     served: int = 0  # requests this server answered during the run
     blocked: tuple[str, ...] = ()  # modules this server may not import (uvloop, httptools)
+    python: str = sys.executable  # another interpreter runs another installed version (versions.py)
+    cwd: Path | None = None
 
     @property
     def pid(self) -> int:
@@ -103,9 +105,9 @@ class Server:
             if self.blocked:  # uvicorn's "auto" then falls back to asyncio's loop and h11
                 command = ["-c", f"import sys; sys.modules.update(dict.fromkeys({self.blocked!r}));"
                                  " from benchwarmers_mcp.cli.main import main; sys.exit(main(['serve']))"]
-            self.proc = subprocess.Popen([sys.executable, *command],
+            self.proc = subprocess.Popen([self.python, *command],
                                          env=server_env(self.home, self.port), stdout=out,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.cwd)
         return asyncio.run(self._first_answer(started))
 
     async def _first_answer(self, started: float) -> float:
@@ -214,6 +216,8 @@ class Load:
     p95: float
     errors: int
     cpu_ms: float | None = None  # the measured process's CPU per request
+    latencies: list[float] = field(default_factory=list)  # ms of each answered request (to pool runs)
+    seconds: float = 0.0  # wall time of the measured part
 
 
 async def load(port: int, payload_of: Callable[[int], bytes], n: int, concurrency: int,
@@ -245,7 +249,7 @@ async def load(port: int, payload_of: Callable[[int], bytes], n: int, concurrenc
     for c in clients:
         await c.close()
     return Load(len(latencies) / elapsed, statistics.median(latencies) if latencies else 0.0,
-                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms)
+                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms, latencies, elapsed)
 
 
 # ---- the run -----------------------------------------------------------------------------------
