@@ -180,6 +180,18 @@ def build(v: Version) -> None:
         print(f"{v.label}: installed in {time.perf_counter() - began:.0f} s", flush=True)
 
 
+def prune(keep: list[Version]) -> None:
+    """Remove the cached versions (about 100 MiB each) other than ``keep``."""
+    kept = {v.key for v in keep}
+    for path in sorted(CACHE.iterdir()):
+        key = path.name.removesuffix(".lock")
+        if key not in kept:
+            with locked(CACHE / f"{key}.lock"):
+                subprocess.run(["rm", "-rf", str(CACHE / key)], check=True)
+            (CACHE / f"{key}.lock").unlink(missing_ok=True)
+            print(f"pruned {key}")
+
+
 def freeze(v: Version) -> dict[str, str]:
     out = subprocess.run([str(v.python), "-c", FREEZE], check=True, capture_output=True, text=True).stdout
     return dict(line.split("==", 1) for line in out.splitlines() if "==" in line)
@@ -407,13 +419,18 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="1 repetition, 100 sequential, 400 at c=20, 2 slices")
     parser.add_argument("--keep", action="store_true", help="keep the run's data folders and logs")
+    parser.add_argument("--prune", action="store_true", help=f"remove every other cached version from {CACHE}")
     args = parser.parse_args()
     if args.quick:
         args.requests, args.load, args.reps, args.slices = 100, 400, 1, 2
+    if min(args.reps, args.requests, args.slices, args.concurrency) < 1 or args.load < 2 * args.concurrency:
+        parser.error("--reps, --requests, --slices and --concurrency are at least 1, --load at least 2x --concurrency")
     stop_on_sigterm()
     versions = [resolve("before", args.before), resolve("after", args.after)]
     for v in versions:
         build(v)
+    if args.prune:
+        prune(versions)
     print(f"dependencies, after vs before: {dependency_changes(*versions)}")
     print(f"load average at start: {loadavg()} ({os.cpu_count()} cores)", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench-versions-"))
