@@ -385,6 +385,13 @@ def run(args: argparse.Namespace, versions: list[Version], tmp: Path) -> None:
             servers.append(server)
             cold[v.label] = server.start()
             check_seats(server)
+        if args.history:
+            began = time.perf_counter()
+            for s in servers:
+                asyncio.run(load(s.port, lambda i: body(TURN, first=f"history {i}"), args.history, args.concurrency))
+                s.served += args.history + args.concurrency
+            print(f"history: {args.history:,} route turns served by each in {time.perf_counter() - began:.0f} s",
+                  flush=True)
         fig = Figures()
         for rep in range(args.reps):
             asyncio.run(sequential(fig, direct, servers, args.requests, rep))
@@ -418,6 +425,8 @@ def main() -> None:
     parser.add_argument("--slices", type=int, default=4, help="c=20 load cut into this many interleaved slices")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="1 repetition, 100 sequential, 400 at c=20, 2 slices")
+    parser.add_argument("--history", type=int, default=0, metavar="N", help="first serve N route turns on each"
+                        " server (its store then holds N turns of history, as a server in use does)")
     parser.add_argument("--keep", action="store_true", help="keep the run's data folders and logs")
     parser.add_argument("--prune", action="store_true", help=f"remove every other cached version from {CACHE}")
     args = parser.parse_args()
