@@ -90,6 +90,8 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
     served: int = 0  # requests this server answered during the run
     blocked: tuple[str, ...] = ()  # modules this server may not import (uvloop, httptools)
+    python: str = sys.executable  # another interpreter runs another installed version (versions.py)
+    cwd: Path | None = None
 
     @property
     def pid(self) -> int:
@@ -104,9 +106,9 @@ class Server:
             if self.blocked:  # uvicorn's "auto" then falls back to asyncio's loop and h11
                 command = ["-c", f"import sys; sys.modules.update(dict.fromkeys({self.blocked!r}));"
                                  " from benchwarmers_mcp.cli.main import main; sys.exit(main(['serve']))"]
-            self.proc = subprocess.Popen([sys.executable, *command],
+            self.proc = subprocess.Popen([self.python, *command],
                                          env=server_env(self.home, self.port), stdout=out,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.cwd)
         return asyncio.run(self._first_answer(started))
 
     async def _first_answer(self, started: float) -> float:
@@ -216,6 +218,8 @@ class Load:
     errors: int
     cpu_ms: float | None = None  # the measured process's CPU per request
     metered: dict[str, float] = field(default_factory=dict)  # each meter's CPU ms per request
+    latencies: list[float] = field(default_factory=list)  # ms of each answered request (to pool runs)
+    seconds: float = 0.0  # wall time of the measured part
 
 
 async def load(port: int | Sequence[int], payload_of: Callable[[int], bytes], n: int, concurrency: int,
@@ -253,7 +257,7 @@ async def load(port: int | Sequence[int], payload_of: Callable[[int], bytes], n:
     for c in clients:
         await c.close()
     return Load(len(latencies) / elapsed, statistics.median(latencies) if latencies else 0.0,
-                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms, metered)
+                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms, metered, latencies, elapsed)
 
 
 # ---- the run -----------------------------------------------------------------------------------
