@@ -257,7 +257,8 @@ async def load(port: int | Sequence[int], payload_of: Callable[[int], bytes], n:
     for c in clients:
         await c.close()
     return Load(len(latencies) / elapsed, statistics.median(latencies) if latencies else 0.0,
-                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms, metered, latencies, elapsed)
+                pct(latencies, 95) if latencies else 0.0, errors, cpu_ms,
+                metered=metered, latencies=latencies, seconds=elapsed)
 
 
 # ---- the run -----------------------------------------------------------------------------------

@@ -263,7 +263,7 @@ def pooled(parts: list[Load]) -> Load:
     cpu = sum((part.cpu_ms or 0.0) * (len(part.latencies) + part.errors) for part in parts)
     return Load(len(latencies) / seconds if seconds else 0.0, statistics.median(latencies) if latencies else 0.0,
                 pct(latencies, 95) if latencies else 0.0, errors, cpu / max(1, len(latencies) + errors),
-                latencies, seconds)
+                latencies=latencies, seconds=seconds)
 
 
 async def concurrent(fig: Figures, direct: Server, servers: list[Server], n: int, c: int, slices: int,
