@@ -292,6 +292,8 @@ class PostgresTransaction(Transaction):
 class PostgresReadOnly(ReadOnly):
     """One connection outside the pool, read-only, each read autocommitted (it sees every commit)."""
 
+    dialect = "postgresql"
+
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
         self._conn: asyncpg.Connection | None = None
