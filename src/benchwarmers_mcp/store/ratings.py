@@ -104,12 +104,13 @@ class _Held:
         return self.last == last and self.bucket == bucket and self.since <= now < self.until
 
 
-async def _verdicts(db: Reader, source: str, now: float, bucket: float,
-                    aliases: tuple[str, ...] | None) -> list[EvidenceRow]:
-    """Verdict evidence, read again only when a verdict was added (by any process: the newest id
-    is read each time) or a bucket boundary passed; inside a transaction, always read."""
-    if isinstance(db, Database):
-        last = int(await db.fetchval("SELECT COALESCE(MAX(id), 0) FROM verdicts"))
+async def _verdicts(db: Reader, source: str, now: float, bucket: float, aliases: tuple[str, ...] | None,
+                    last: int | None) -> list[EvidenceRow]:
+    """Verdict evidence, read again only when a verdict was added (by any process: ``last``, the
+    newest verdict's id, is read for each ``evidence()``; every writer of every process takes the
+    store's one writer lock, so ids commit in order) or a bucket boundary passed. ``last`` is None
+    inside a transaction: always read there."""
+    if isinstance(db, Database) and last is not None:
         held = db.memo.get(f"ratings.evidence.{source}")
         if not (isinstance(held, _Held) and held.holds(last, bucket, now)):
             rows, until = await _verdict_evidence(db, source, now, bucket)
@@ -150,10 +151,13 @@ async def evidence(db: Reader, now: float | None = None, *, bucket: float = BUCK
     scope and age bucket (the latest verdict on each call counts, once; health by the day)."""
     now = time.time() if now is None else now
     among = None if aliases is None else tuple(dict.fromkeys(aliases))
+    last = None
+    if isinstance(db, Database) and any(s in _VERDICT_SOURCES for s in sources):
+        last = int(await db.fetchval("SELECT COALESCE(MAX(id), 0) FROM verdicts"))
     out: list[EvidenceRow] = []
     for source in sources:
         if source in _VERDICT_SOURCES:
-            out += await _verdicts(db, source, now, bucket, among)
+            out += await _verdicts(db, source, now, bucket, among, last)
         elif source == "suite":
             out += await _suite_evidence(db, now, bucket, among)
         elif source == "health":
