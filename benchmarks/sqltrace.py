@@ -1,10 +1,12 @@
 """The store statements one request costs: Benchwarmers in-process (uvicorn in this process) with
 SQLite's trace callback on, against the zero-latency fake upstream, and a count per statement.
 
-    python benchmarks/sqltrace.py [--kind turn|stream|panel] [--requests 50] [--profile PATH]
+    python benchmarks/sqltrace.py [--kind turn|stream|panel] [--requests 50] [--profile PATH] [--timing]
 
 Prints each statement (first 110 characters) with how many times it ran per request, after a
 warm-up; the total is the number of aiosqlite hops (each one a trip to its thread) per request.
+``--timing`` times each statement the store runs itself instead (CPU time in sqlite3, triggers
+included, no trace callback): microseconds per request and per run, the costliest first.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -34,6 +37,7 @@ from benchwarmers_mcp.store import sqlite as store_db  # noqa: E402
 from tests.kits.servers import free_port, server_env  # noqa: E402
 
 SEEN: collections.Counter[str] = collections.Counter()
+SPENT: collections.Counter[str] = collections.Counter()  # --timing: seconds per statement
 OFF_LOOP: collections.Counter[str] = collections.Counter()  # statements that went to a thread
 
 
@@ -56,6 +60,29 @@ def _trace(sql: str) -> None:
     """SQLite hands the statement with its values bound: count the shape, not the values."""
     shape = re.sub(r"'(?:[^']|'')*'|\b\d+(?:\.\d+)?(?:e-?\d+)?\b", "?", " ".join(sql.split()))
     SEEN[shape[:110]] += 1
+
+
+def _time_statements() -> None:
+    """Wrap the store's two statement runners so each run is timed by its SQL (as written)."""
+    rows, changes = store_db._rows, store_db._changes
+
+    def timed(runner: Any) -> Any:
+        def wrap(conn: object, sql: str, params: object) -> Any:
+            fn = runner(conn, sql, params)
+            shape = " ".join(sql.split())[:110]
+
+            def run() -> object:
+                began = time.thread_time()  # CPU time of this thread: the machine's load leaves it be
+                try:
+                    return fn()
+                finally:
+                    SPENT[shape] += time.thread_time() - began
+                    SEEN[shape] += 1
+            return run
+        return wrap
+
+    store_db._rows = timed(rows)
+    store_db._changes = timed(changes)
 
 
 _open = store_db.SqliteDatabase.open
@@ -87,6 +114,7 @@ async def run(args: argparse.Namespace, home: Path) -> None:
         await client.request("POST", "/v1/chat/completions", payload)
     await asyncio.sleep(0.2)
     SEEN.clear()
+    SPENT.clear()
     OFF_LOOP.clear()
     profiler = cProfile.Profile() if args.profile else None
     if profiler:
@@ -109,6 +137,14 @@ async def run(args: argparse.Namespace, home: Path) -> None:
     total = sum(SEEN.values())
     print(f"p50 {statistics.median(took):.2f} ms, in-process (the client shares the loop)")
     print(f"{total / args.requests:.1f} statements per {args.kind} request")
+    if args.timing:
+        print(f"{sum(SPENT.values()) * 1e6 / args.requests:.0f} µs in sqlite3 per request"
+              " (µs per request, runs per request, µs per run)")
+        for sql, spent in SPENT.most_common():
+            print(f"{spent * 1e6 / args.requests:7.1f} {SEEN[sql] / args.requests:5.2f}"
+                  f" {spent * 1e6 / SEEN[sql]:7.1f}  {sql}")
+        print("off the event loop:", dict(OFF_LOOP) or "none")
+        return
     for sql, n in SEEN.most_common():
         print(f"{n / args.requests:6.2f}  {sql}")
     print("off the event loop:", dict(OFF_LOOP) or "none")
@@ -119,8 +155,12 @@ def main() -> None:
     parser.add_argument("--kind", default="turn", choices=("turn", "stream", "panel"))
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--profile", metavar="PATH", help="cProfile the event loop's thread (the client too) to PATH")
+    parser.add_argument("--timing", action="store_true", help="time each statement instead of tracing it")
     args = parser.parse_args()
-    store_db.SqliteDatabase.open = _traced_open  # type: ignore[method-assign]
+    if args.timing:
+        _time_statements()
+    else:
+        store_db.SqliteDatabase.open = _traced_open  # type: ignore[method-assign]
     _count_off_loop()
     with tempfile.TemporaryDirectory(prefix="bench-sqltrace-") as tmp:
         up_port = free_port()

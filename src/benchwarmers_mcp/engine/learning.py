@@ -54,8 +54,9 @@ def review_shape(c: Collection) -> str:
     return "route" if c.reply == "route" else (c.shape or "general")
 
 
-async def load_evidence(db: Reader, now: float | None = None) -> list[Evidence]:
-    return _map_evidence(await rating_store.evidence(db, now))
+async def load_evidence(db: Reader, now: float | None = None, aliases: Iterable[str] | None = None) -> list[Evidence]:
+    """The evidence about ``aliases`` (None: every model)."""
+    return _map_evidence(await rating_store.evidence(db, now, aliases=aliases))
 
 
 async def ratings_for(db: Database, collection: str, shape: str, aliases: Iterable[str] | None = None, *,
@@ -63,10 +64,12 @@ async def ratings_for(db: Database, collection: str, shape: str, aliases: Iterab
                       evidence: list[Evidence] | None = None) -> dict[str, Rating]:
     """Every named (default: registered) model's rating on ``collection`` (qualified, or "" for
     everywhere) and ``shape`` ("" for every shape)."""
-    if evidence is None:
-        evidence = await load_evidence(db, now)
     if aliases is None:
         aliases = [m.alias for m in await model_store.list_all(db)]
+    else:
+        aliases = list(aliases)
+    if evidence is None:
+        evidence = await load_evidence(db, now, aliases)
     return rate_all(aliases, evidence, collection=collection, shape=shape, policy=policy)
 
 

@@ -27,7 +27,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -209,26 +209,51 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     candidates = await order(ctx, line, claim, tune)
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
-    driver = _Driver(ctx, ask, tune, claim, candidates[:tune.max_tries], hold_all, send, turn)
+    driver = _Driver(ctx, ask, tune, claim, candidates, hold_all, send, turn)
     if len(line.eligible) > 1 and await shadow.enabled(ctx, collection):  # another member answers, unseen
-        driver.shadow = shadow.Shadow(ask, collection, claim.conversation.id, claim.turn, candidates,
+        driver.shadow = shadow.Shadow(ask, collection, claim.conversation.id, claim.turn, await candidates.all(),
                                       lambda m: member_request(ask, m), tune.turn_timeout)
     ctx.tg.start_soon(driver.run)
     return turn
 
 
-async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning) -> list[ModelRecord]:
-    """The conversation's member first when it can take this turn; otherwise a fresh ranking,
-    which the rotation may lead with the least recently used member."""
+@dataclass
+class Candidates:
+    """The members a turn may try, best first, at most ``count``: when the conversation's member
+    can take the turn it is ``known`` alone and the others are ranked (``rest``) only if it fails,
+    so a sticky turn, the usual one, pays for no ranking."""
+
+    known: list[ModelRecord]
+    count: int
+    rest: Callable[[], Awaitable[list[ModelRecord]]] | None = None
+
+    async def all(self) -> list[ModelRecord]:
+        if self.rest is not None:
+            rest, self.rest = self.rest, None
+            self.known = [*self.known, *await rest()][:self.count]
+        return self.known
+
+    async def get(self, i: int) -> ModelRecord | None:
+        if i >= len(self.known):
+            await self.all()
+        return self.known[i] if i < len(self.known) else None
+
+
+async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning) -> Candidates:
+    """The conversation's member first when it can take this turn (the others ranked when it
+    fails); otherwise a fresh ranking, which the rotation may lead with the least recently used
+    member."""
     resting = await ctx.resting()
+    count = min(tune.max_tries, len(line.eligible))
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
         rest = [m for m in line.eligible if m is not sticky]
-        return [sticky, *await ranking.rank(ctx.db, rest, resting=resting, later=line.later,
-                                            collection=claim.conversation.collection)]
+        return Candidates([sticky], count, lambda: ranking.rank(ctx.db, rest, resting=resting, later=line.later,
+                                                                collection=claim.conversation.collection))
     rotate = tune.chance() < tune.rotation
-    return await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later,
-                              collection=claim.conversation.collection)
+    ranked = await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later,
+                                collection=claim.conversation.collection)
+    return Candidates(ranked[:count], count)
 
 
 def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> BenchError:
@@ -266,7 +291,7 @@ class _Driver:
     ask: Ask
     tune: RouteTuning
     claim: TurnClaim
-    candidates: list[ModelRecord]
+    candidates: Candidates
     hold_all: bool
     send: MemoryObjectSendStream[Item]
     turn: RouteTurn
@@ -308,8 +333,10 @@ class _Driver:
         await self.send.send(Failed(error))
 
     async def _turn(self) -> None:
-        for i, member in enumerate(self.candidates):
-            error = await self._attempt(member, last=i == len(self.candidates) - 1)
+        i = 0
+        while (member := await self.candidates.get(i)) is not None:
+            error = await self._attempt(member, last=i == self.candidates.count - 1)
+            i += 1
             if error is None:
                 return
             self.tried.append({"alias": member.alias, "error": error.message[-300:]})

@@ -40,7 +40,10 @@ class Row(Protocol):
 
 class Reader(Protocol):
     """What both ``Database`` and an open ``Transaction`` answer: a read function that takes a
-    ``Reader`` runs inside a writer's transaction or on its own."""
+    ``Reader`` runs inside a writer's transaction or on its own. ``dialect`` ("sqlite" or
+    "postgresql") is for the rare read with no portable SQL (``portable.floor_of``)."""
+
+    dialect: ClassVar[str]
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]: ...
 
@@ -119,6 +122,9 @@ class Database:
 
     def __init__(self, target: Path | str, **options: Any) -> None:
         self.target = target
+        # what a read function derived and may answer again while what it came from is unchanged
+        # (each entry says what that is: ``ratings.evidence``); this process's alone, never a record
+        self.memo: dict[str, Any] = {}
 
     @property
     def where(self) -> dict[str, Any]:
@@ -198,6 +204,8 @@ class Transaction:
 class ReadOnly:
     """A second, read-only connection to a store (``Database.reader()``). A read that fails for the
     store's sake (a locked or closing file, a dropped server) raises ``StoreUnavailable``: try again."""
+
+    dialect: ClassVar[str] = ""
 
     async def open(self) -> ReadOnly:
         raise NotImplementedError

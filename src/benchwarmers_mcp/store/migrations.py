@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from benchwarmers_mcp.store.portable import MIGRATIONS, ddl, migration, script, trigger
+from benchwarmers_mcp.store.portable import MIGRATIONS, ddl, floor_of, migration, script, trigger
 
 if TYPE_CHECKING:
     from benchwarmers_mcp.store.db import Transaction
@@ -750,3 +750,40 @@ async def web_ratings_001_suggestion_events(tx: Transaction) -> None:
         await trigger(tx, f"events_suggestions_{change.lower()}", "suggestions",
                        f"INSERT INTO events (at, kind, subject, ref) VALUES ({at}, 'suggestion', NEW.collection,"
                        " NEW.state);", change)
+
+
+_HEALTH_TALLIED = {"seats": "", "route_turns": " AND NEW.alias IS NOT NULL"}
+
+
+@migration
+async def ratings_002_health_tally(tx: Transaction) -> None:
+    """Health evidence as it happens: per model and day, the calls it answered and those that failed
+    (an error or a timeout), added to by a trigger in the statement that writes a seat or a route
+    turn, and filled here from the calls already made. A rating read every call ever made before
+    (a third of a route turn's CPU after a few thousand turns, and growing with the history); now it
+    reads a model's days."""
+    await script(
+        tx,
+        """
+        CREATE TABLE health_tally (
+            alias TEXT NOT NULL,
+            day INTEGER NOT NULL,
+            ok INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (alias, day)
+        )
+        """,
+    )
+    for table, only in _HEALTH_TALLIED.items():
+        await trigger(tx, f"health_tally_{table}", table,
+                       f"INSERT INTO health_tally (alias, day, ok, failed) SELECT NEW.alias, {floor_of('NEW.at / 86400', tx.dialect)},"
+                       " CASE WHEN NEW.status = 'ok' THEN 1 ELSE 0 END, CASE WHEN NEW.status = 'ok' THEN 0 ELSE 1 END"
+                       f" WHERE NEW.status IN ('ok', 'error', 'timeout'){only}"
+                       " ON CONFLICT (alias, day) DO UPDATE SET ok = health_tally.ok + excluded.ok,"
+                       " failed = health_tally.failed + excluded.failed;")
+    day = floor_of("at / 86400", tx.dialect)
+    calls = " UNION ALL ".join(
+        f"SELECT alias, {day} AS day, CASE WHEN status = 'ok' THEN 1 ELSE 0 END AS ok FROM {table}"
+        f" WHERE status IN ('ok', 'error', 'timeout'){only.replace('NEW.', '')}" for table, only in _HEALTH_TALLIED.items())
+    await tx.execute("INSERT INTO health_tally (alias, day, ok, failed)"
+                     f" SELECT alias, day, SUM(ok), COUNT(*) - SUM(ok) FROM ({calls}) e GROUP BY alias, day")

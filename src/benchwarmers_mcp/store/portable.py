@@ -10,7 +10,7 @@ run on PostgreSQL through ``ddl()``, which rewrites the column types of ``CREATE
 
 So write type names in upper case and column names in lower case (``real TEXT`` is a column named
 real). What has no portable form is a per-backend variant chosen by ``tx.dialect`` ("sqlite" or
-"postgresql"): ``trigger()`` writes SQLite's ``CREATE TRIGGER ... BEGIN ... END`` or a PL/pgSQL
+"postgresql"): ``floor_of()`` rounds down, ``trigger()`` writes SQLite's ``CREATE TRIGGER ... BEGIN ... END`` or a PL/pgSQL
 function plus ``CREATE TRIGGER ... EXECUTE FUNCTION`` on PostgreSQL. Statements in ``script`` are
 split on ``;``: run a PL/pgSQL body (which has its own) with ``tx.execute``.
 
@@ -52,6 +52,12 @@ def ddl(statement: str, dialect: str) -> str:
     for pattern, replacement in _TYPES:
         statement = pattern.sub(replacement, statement)
     return statement
+
+
+def floor_of(expr: str, dialect: str) -> str:
+    """``expr`` rounded down to an integer: SQLite's ``CAST`` truncates (the same for the positive
+    values it is used on), PostgreSQL's rounds, so there it is ``FLOOR`` first."""
+    return f"CAST(FLOOR({expr}) AS INTEGER)" if dialect == "postgresql" else f"CAST({expr} AS INTEGER)"
 
 
 async def script(tx: Transaction, sql: str) -> None:

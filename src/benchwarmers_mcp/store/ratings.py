@@ -1,8 +1,9 @@
 """Learning in the store: the evidence ratings are made of, the suggestions a review raised (and
 what became of each), the learning settings, and shadow answers.
 
-    evidence()         every source kept apart, counted per model, scope and age bucket (portable SQL:
-                       the age is ``CAST((now - at) / bucket AS INTEGER)``, no date functions)
+    evidence()         every source kept apart, counted per model, scope and age bucket (the age in
+                       whole buckets, ``portable.floor_of``; no date functions); health from
+                       ``health_tally``, one row per model and day that triggers keep as calls land
     suggestions        one row per suggestion; ``open_key`` is set while it is open, so a review that
                        raises the same suggestion again refreshes it instead of adding a row
     accept()           applies a suggestion to the collection's members, marks it accepted and logs
@@ -14,20 +15,23 @@ what became of each), the learning settings, and shadow answers.
 from __future__ import annotations
 
 import json
+import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
+from benchwarmers_mcp.store.portable import floor_of
 
-BUCKET = 86400.0  # evidence is aged by the day
+DAY = 86400.0
+BUCKET = DAY  # evidence is aged by the day
 
 _LATEST = "JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
 _VERDICT_COLUMNS = ("v.useful AS useful, CASE WHEN v.false_claims <> '[]' THEN 1 ELSE 0 END AS wrong,"
-                    " CASE WHEN v.real <> '[]' THEN 1 ELSE 0 END AS verified,"
-                    " CAST((? - v.at) / ? AS INTEGER) AS bucket")
+                    " CASE WHEN v.real <> '[]' THEN 1 ELSE 0 END AS verified")
 _VERDICT_SOURCES = {
     "panel": "JOIN seats s ON s.call = v.call JOIN panels p ON p.id = s.panel",
     "route": "JOIN route_calls s ON s.call = v.call",
@@ -36,6 +40,20 @@ _VERDICT_SOURCES = {
 _SCOPE = {"panel": "s.alias AS alias, p.collection AS collection, p.shape AS shape",
           "route": "s.alias AS alias, s.collection AS collection, 'route' AS shape",
           "shadow": "s.alias AS alias, s.collection AS collection, 'route' AS shape"}
+
+
+def _bucket(db: Reader, at: str) -> str:
+    """How many ``bucket`` lengths ago ``at`` was (parameters: now, bucket), the same on both backends."""
+    return floor_of(f"(? - {at}) / ?", db.dialect) + " AS bucket"
+
+
+def _only(column: str, aliases: tuple[str, ...] | None) -> tuple[str, tuple[str, ...]]:
+    """A ``WHERE`` condition limiting rows to ``aliases`` (None: every model), and its parameters."""
+    if aliases is None:
+        return "1 = 1", ()
+    if not aliases:
+        return "1 = 0", ()
+    return f"{column} IN ({placeholders(aliases)})", aliases
 
 
 @dataclass(frozen=True)
@@ -53,56 +71,97 @@ class EvidenceRow:
     age: float
 
 
-async def _verdict_evidence(db: Reader, source: str, now: float, bucket: float) -> list[EvidenceRow]:
+async def _verdict_evidence(db: Reader, source: str, now: float, bucket: float) -> tuple[list[EvidenceRow], float]:
+    """Every model's verdict evidence from ``source``, and until when it holds: the first moment a
+    verdict in it moves to an older bucket (its group's oldest verdict, one bucket on)."""
     rows = await db.fetchall(
-        "SELECT alias, collection, shape, useful, wrong, verified, bucket, COUNT(*) AS n FROM ("
-        f"SELECT {_SCOPE[source]}, {_VERDICT_COLUMNS} FROM verdicts v {_LATEST} {_VERDICT_SOURCES[source]}"
+        "SELECT alias, collection, shape, useful, wrong, verified, bucket, COUNT(*) AS n, MIN(at) AS first FROM ("
+        f"SELECT {_SCOPE[source]}, {_VERDICT_COLUMNS}, v.at AS at, {_bucket(db, 'v.at')} FROM verdicts v {_LATEST}"
+        f" {_VERDICT_SOURCES[source]}"
         ") e GROUP BY alias, collection, shape, useful, wrong, verified, bucket", (now, bucket))
-    out = []
+    out, until = [], math.inf
     for r in rows:
-        n = int(r["n"])
+        n, k = int(r["n"]), int(r["bucket"])
         out.append(EvidenceRow(r["alias"], source, r["collection"], r["shape"], n if r["useful"] else 0,
                                0 if r["useful"] else n, n if r["wrong"] else 0, n if r["verified"] else 0,
-                               (int(r["bucket"]) + 0.5) * bucket))
-    return out
+                               (k + 0.5) * bucket))
+        until = min(until, float(r["first"]) + (k + 1) * bucket)
+    return out, until
 
 
-async def _suite_evidence(db: Reader, now: float, bucket: float) -> list[EvidenceRow]:
+@dataclass(frozen=True)
+class _Held:
+    """Verdict evidence as read at ``since``: the same answer for any ``now`` in [since, until)
+    while the newest verdict is still ``last`` (verdicts are only ever added)."""
+
+    last: int
+    bucket: float
+    since: float
+    until: float
+    rows: tuple[EvidenceRow, ...]
+
+    def holds(self, last: int, bucket: float, now: float) -> bool:
+        return self.last == last and self.bucket == bucket and self.since <= now < self.until
+
+
+async def _verdicts(db: Reader, source: str, now: float, bucket: float, aliases: tuple[str, ...] | None,
+                    last: int | None) -> list[EvidenceRow]:
+    """Verdict evidence, read again only when a verdict was added (by any process: ``last``, the
+    newest verdict's id, is read for each ``evidence()``; every writer of every process takes the
+    store's one writer lock, so ids commit in order) or a bucket boundary passed. ``last`` is None
+    inside a transaction: always read there."""
+    if isinstance(db, Database) and last is not None:
+        held = db.memo.get(f"ratings.evidence.{source}")
+        if not (isinstance(held, _Held) and held.holds(last, bucket, now)):
+            rows, until = await _verdict_evidence(db, source, now, bucket)
+            held = _Held(last, bucket, now, until, tuple(rows))
+            db.memo[f"ratings.evidence.{source}"] = held
+        found: Iterable[EvidenceRow] = held.rows
+    else:
+        found = (await _verdict_evidence(db, source, now, bucket))[0]
+    wanted = None if aliases is None else set(aliases)
+    return [r for r in found if wanted is None or r.alias in wanted]
+
+
+async def _suite_evidence(db: Reader, now: float, bucket: float, aliases: tuple[str, ...] | None) -> list[EvidenceRow]:
+    only, among = _only("alias", aliases)
     rows = await db.fetchall(
         "SELECT alias, good, wrong, bucket, COUNT(*) AS n FROM ("
         "SELECT alias, CASE WHEN outcome IN ('found', 'clean') THEN 1 ELSE 0 END AS good,"
-        " CASE WHEN wrong > 0 OR invented > 0 THEN 1 ELSE 0 END AS wrong, CAST((? - at) / ? AS INTEGER) AS bucket"
-        " FROM suite_answers WHERE scored = 1) e GROUP BY alias, good, wrong, bucket", (now, bucket))
+        f" CASE WHEN wrong > 0 OR invented > 0 THEN 1 ELSE 0 END AS wrong, {_bucket(db, 'at')}"
+        f" FROM suite_answers WHERE scored = 1 AND {only}) e GROUP BY alias, good, wrong, bucket",
+        (now, bucket, *among))
     return [EvidenceRow(r["alias"], "suite", "", "", int(r["n"]) if r["good"] else 0, 0 if r["good"] else int(r["n"]),
                         int(r["n"]) if r["wrong"] else 0, 0, (int(r["bucket"]) + 0.5) * bucket) for r in rows]
 
 
-async def _health_evidence(db: Reader, now: float, bucket: float) -> list[EvidenceRow]:
-    rows = await db.fetchall(
-        "SELECT alias, ok, bucket, COUNT(*) AS n FROM ("
-        "SELECT alias, CASE WHEN status = 'ok' THEN 1 ELSE 0 END AS ok, CAST((? - at) / ? AS INTEGER) AS bucket"
-        " FROM seats WHERE status IN ('ok', 'error', 'timeout')"
-        " UNION ALL SELECT alias, CASE WHEN status = 'ok' THEN 1 ELSE 0 END AS ok,"
-        " CAST((? - at) / ? AS INTEGER) AS bucket FROM route_turns"
-        " WHERE alias IS NOT NULL AND status IN ('ok', 'error', 'timeout')"
-        ") e GROUP BY alias, ok, bucket", (now, bucket, now, bucket))
-    return [EvidenceRow(r["alias"], "health", "", "", int(r["n"]) if r["ok"] else 0, 0 if r["ok"] else int(r["n"]),
-                        0, 0, (int(r["bucket"]) + 0.5) * bucket) for r in rows]
+async def _health_evidence(db: Reader, now: float, aliases: tuple[str, ...] | None) -> list[EvidenceRow]:
+    """From ``health_tally`` (a row per model and day, kept by triggers as calls are written), aged
+    from the middle of its day: reading it costs a model's days, not its calls."""
+    only, among = _only("alias", aliases)
+    rows = await db.fetchall(f"SELECT alias, day, ok, failed FROM health_tally WHERE {only}", among)
+    return [EvidenceRow(r["alias"], "health", "", "", int(r["ok"]), int(r["failed"]), 0, 0,
+                        max(0.0, now - (int(r["day"]) + 0.5) * DAY)) for r in rows]
 
 
 async def evidence(db: Reader, now: float | None = None, *, bucket: float = BUCKET,
-                   sources: tuple[str, ...] = ("panel", "route", "shadow", "suite", "health")) -> list[EvidenceRow]:
-    """Every piece of evidence, counted per model, source, scope and age bucket (the latest
-    verdict on each call counts, once)."""
+                   sources: tuple[str, ...] = ("panel", "route", "shadow", "suite", "health"),
+                   aliases: Iterable[str] | None = None) -> list[EvidenceRow]:
+    """Every piece of evidence about ``aliases`` (None: every model), counted per model, source,
+    scope and age bucket (the latest verdict on each call counts, once; health by the day)."""
     now = time.time() if now is None else now
+    among = None if aliases is None else tuple(dict.fromkeys(aliases))
+    last = None
+    if isinstance(db, Database) and any(s in _VERDICT_SOURCES for s in sources):
+        last = int(await db.fetchval("SELECT COALESCE(MAX(id), 0) FROM verdicts"))
     out: list[EvidenceRow] = []
     for source in sources:
         if source in _VERDICT_SOURCES:
-            out += await _verdict_evidence(db, source, now, bucket)
+            out += await _verdicts(db, source, now, bucket, among, last)
         elif source == "suite":
-            out += await _suite_evidence(db, now, bucket)
+            out += await _suite_evidence(db, now, bucket, among)
         elif source == "health":
-            out += await _health_evidence(db, now, bucket)
+            out += await _health_evidence(db, now, among)
     return out
 
 

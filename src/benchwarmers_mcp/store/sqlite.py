@@ -293,6 +293,8 @@ class SqliteTransaction(Transaction):
 class SqliteReadOnly(ReadOnly):
     """The file opened again with ``mode=ro``: WAL lets it read beside the writer."""
 
+    dialect = "sqlite"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: aiosqlite.Connection | None = None
