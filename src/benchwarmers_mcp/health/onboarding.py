@@ -29,7 +29,6 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.catalog.registration import register_new
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, ProviderError
 from benchwarmers_mcp.health.probes import Prober
@@ -41,7 +40,6 @@ from benchwarmers_mcp.store import onboarding as queue
 from benchwarmers_mcp.store import scheduler as leases
 from benchwarmers_mcp.store.models import ROLES, ModelRecord
 from benchwarmers_mcp.store.onboarding import Item, Wanted
-from benchwarmers_mcp.suite import runner as suite_runner
 from benchwarmers_mcp.upstream.listing import Listing, listing
 from benchwarmers_mcp.upstream.quota import iso
 
@@ -263,6 +261,7 @@ class Onboarding:
         if alias is None or await model_store.find(self.ctx.db, alias) is not None:
             alias = await model_store.unique_alias(self.ctx.db, item.served)
         role = item.role or ("image" if IMAGE_MAKERS.search(item.served) else "general")
+        from benchwarmers_mcp.catalog.registration import register_new  # the catalog loads when first needed
         model = await register_new(self.ctx, item.served, item.endpoint, alias=alias, role=role,
                                    ad_hoc=item.mode == "quick-adhoc", listed=self._listed.pop(item.id, None))
         extra = ", role image (never seated)" if role == "image" else ", ad hoc" if model.ad_hoc else ""
@@ -286,6 +285,7 @@ class Onboarding:
                         else "ad hoc: never scored on its own")
         if model.role == "image":
             return Step("skipped", "an image generator: the suite asks for text")
+        from benchwarmers_mcp.suite import runner as suite_runner  # loads when first needed (cold start)
         run = await suite_runner.for_model(self.ctx, model.alias, SUITE_LIMIT)
         return Step("ok", _suite_said(run))
 
