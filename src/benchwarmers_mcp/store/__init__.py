@@ -14,7 +14,8 @@ per concept holds that concept's queries:
     suite (the review suite: repositories, runs and their items, answers with scores, leases)
     health (probes, listings snapshotted, probe quirks, the retire rules' evidence)  alerts ("action
     needed": raised, refreshed, dismissed, cleared)  scheduler (leases, job states, every run)
-    onboarding (the queue of models to bring on)
+    onboarding (the queue of models to bring on)  ratings (the evidence ratings are made of, from
+    verdicts, the suite and ``health_tally``, suggestions, learning settings, shadow answers)
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
@@ -64,7 +65,12 @@ differ, each covers it in its own module:
   busy database and ``executemany``, which go to a thread (``sqlite.py``); asyncpg needs none of it.
 - Schema: migrations are written in SQLite's DDL and ``portable.ddl`` maps the column types for
   PostgreSQL (``REAL`` is ``DOUBLE PRECISION`` there: PostgreSQL's REAL is 4 bytes, a timestamp
-  would lose minutes); a trigger is a PL/pgSQL function there (``portable.trigger``).
+  would lose minutes); a trigger is a PL/pgSQL function there (``portable.trigger``); rounding
+  down is ``portable.floor_of`` (PostgreSQL's ``CAST`` rounds to nearest). ``Reader.dialect`` names
+  the backend for the rare read that needs it.
+- ``Database.memo``: what a read function derived and may answer again while what it came from is
+  unchanged, checked against the store on every read (``ratings.evidence`` keeps verdict evidence
+  until any process adds a verdict); per process, never a record.
 - ``Database.reader()``: SQLite opens the file again with ``mode=ro``; PostgreSQL takes a connection
   of its own outside the pool (``default_transaction_read_only``) and autocommits each read.
 - Failures to reach the store are ``db.StoreUnavailable`` (a 503), its message with any password in
