@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from benchwarmers_mcp import routes
+from benchwarmers_mcp.admin import events as events_api
 from benchwarmers_mcp.errors import BadRequest, BenchError, HeadersTooLarge, RequestTimeout
 from benchwarmers_mcp.settings import Settings
 from tests.kits.mcp import seed_bench_async
@@ -84,6 +85,13 @@ TARGETS = sorted(set(targets()))
 def good_body(path: str) -> bytes:
     shape = routes.shape_of(path)
     return json.dumps(GOOD.get(shape, GOOD["openai"])).encode()
+
+
+@pytest.fixture(autouse=True)
+def short_event_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GET /api/events`` streams for ``LIFETIME`` (15 s) before it ends; a request here reads the
+    whole reply, so the stream is cut to a fifth of a second (its head and ``ready`` frame first)."""
+    monkeypatch.setattr(events_api, "LIFETIME", 0.2)
 
 
 @pytest.fixture
@@ -207,12 +215,21 @@ async def test_a_client_that_hangs_up_mid_body_is_logged_as_a_hang_up(home: Path
 
 async def test_a_body_that_does_not_arrive_in_time_is_408(home: Path, settings: Settings) -> None:
     await seed_bench_async(home)
+    answers: dict[str, tuple[int, bytes]] = {}
     async with app_of(replace(settings, body_timeout=0.2)) as app:
-        for method, path in POSTS:
+
+        async def stalled(method: str, path: str) -> None:
             headers = [*HOST, *JSON, *MCP_ACCEPT, (b"content-length", b"4000")]
-            status, sent = await asgi(app, method, path, headers, [(b'{"model": ', True)], then="wait")
-            assert status == 408, (path, sent)
-            assert skeleton(json.loads(sent)) == expected_shape(path, RequestTimeout("x"))
+            answers[path] = await asgi(app, method, path, headers, [(b'{"model": ', True)], then="wait")
+
+        async with anyio.create_task_group() as tg:  # every route at once: each waits out its own timeout
+            for method, path in POSTS:
+                tg.start_soon(stalled, method, path)
+    assert sorted(answers) == sorted(path for _, path in POSTS)
+    for _, path in POSTS:
+        status, sent = answers[path]
+        assert status == 408, (path, sent)
+        assert skeleton(json.loads(sent)) == expected_shape(path, RequestTimeout("x"))
 
 
 async def test_a_chunked_body_over_the_limit_is_413(home: Path, settings: Settings) -> None:

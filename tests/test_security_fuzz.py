@@ -11,12 +11,14 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from starlette.routing import Route
 
+from benchwarmers_mcp.admin import events as events_api
 from benchwarmers_mcp.app import create_app
 from benchwarmers_mcp.settings import Settings
 from tests.kits.security import ADMIN_TOKEN
@@ -108,6 +110,13 @@ def requests(routes: list[tuple[str, list[str]]], key: str) -> st.SearchStrategy
         st.sampled_from(routes).flatmap(target),
         st.sampled_from(["", f"key={key}", "alt=sse", "key=x&key=y", "collection=core", "%zz"]),
         headers, bodies())
+
+
+@pytest.fixture(autouse=True)
+def short_event_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GET /api/events`` streams for ``LIFETIME`` (15 s) and each fuzzed request reads its reply to
+    the end: the stream is cut to a fifth of a second (its head and first frame come first)."""
+    monkeypatch.setattr(events_api, "LIFETIME", 0.2)
 
 
 def route_table(app) -> list[tuple[str, list[str]]]:

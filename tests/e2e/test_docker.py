@@ -24,7 +24,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+# xdist_group wheel: without BENCHWARMERS_DOCKER_IMAGE the engine fixture runs .ci/docker.sh up, which
+# wheels the checkout (setuptools builds in its build/ folder) as tests/e2e/test_suite_wheel.py does:
+# one worker runs both, one at a time, and the module's one dockerd serves all its tests
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("wheel")]
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "admin-" + uuid.uuid4().hex  # 38 characters
 PROVIDER_KEY = "sk-docker-" + uuid.uuid4().hex

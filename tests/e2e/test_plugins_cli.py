@@ -52,6 +52,7 @@ def validate(claude: str, target: Path, home: Path) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.xdist_group("npm")  # with the other users of node_modules: one `npm install` at most
 def test_claude_plugin_passes_claude_plugin_validate(claude: str, tmp_path: Path) -> None:
     report = validate(claude, CLAUDE_PLUGIN, tmp_path)
     assert report["success"] is True and report["strict"] is True
@@ -65,6 +66,7 @@ def test_claude_plugin_passes_claude_plugin_validate(claude: str, tmp_path: Path
                                   "tool": "pending_verdicts"}]
 
 
+@pytest.mark.xdist_group("npm")
 def test_marketplace_passes_claude_plugin_validate(claude: str, tmp_path: Path) -> None:
     report = validate(claude, ROOT, tmp_path)
     assert report["success"] is True

@@ -17,7 +17,10 @@ from benchwarmers_mcp.store import routes
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.route import read, route_server_on_socket, said, seed_members, tool_call
 
-pytestmark = pytest.mark.e2e
+# xdist_group npm: the CLIs come from node_modules, which the `claude` fixture of test_plugins_cli.py
+# installs when it is missing; these tests run on that one worker, after it (and never two
+# `npm install` at once)
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("npm")]
 
 CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude"
 

@@ -93,7 +93,10 @@ def worker(work: Path, secret: str):
     return reply
 
 
-pytestmark = pytest.mark.e2e
+# xdist_group npm: the CLIs come from node_modules, which the `claude` fixture of test_plugins_cli.py
+# installs when it is missing; these tests run on that one worker, after it (and never two
+# `npm install` at once)
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("npm")]
 
 
 @pytest.fixture

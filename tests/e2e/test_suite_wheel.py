@@ -24,6 +24,7 @@ def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @pytest.mark.e2e
+@pytest.mark.xdist_group("wheel")  # builds in the checkout, as .ci/docker.sh up does (test_docker.py)
 def test_a_fresh_pip_install_lists_the_starter_pack(tmp_path: Path):
     wheels, venv, home = tmp_path / "wheels", tmp_path / "venv", tmp_path / "home"
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, ROOT, cwd=tmp_path)

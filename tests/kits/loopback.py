@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -32,17 +31,13 @@ import httpx
 import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from tests.kits.ports import free_port
+
 log = logging.getLogger("tests.loopback")
 
 App = Callable[..., Awaitable[None]]
 CLIENT_ADDRESS = ("127.0.0.1", 50123)
 END, BROKEN = object(), object()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ServerDidNotStart(RuntimeError):

@@ -4,7 +4,6 @@ several processes on one data folder, console scripts)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -16,13 +15,8 @@ from pathlib import Path
 import httpx
 import uvicorn
 
+from tests.kits.ports import free_port
 from tests.kits.store import url_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
