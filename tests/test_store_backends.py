@@ -176,6 +176,29 @@ async def test_the_reader_sees_only_what_is_committed(home: Path) -> None:
         assert (event.kind, event.subject, event.ref) == ("alert", "up", "limit")
 
 
+async def test_the_reader_takes_reads_that_come_at_once(home: Path) -> None:
+    """The live feed's poll and a new subscriber's ``head()`` can read at the same moment: each
+    gets its answer (one asyncpg connection refuses a second operation under way)."""
+    async with store_of(home) as db, db.reader() as reader:
+        async with db.transaction() as tx:
+            await limit_store.raise_alert(tx, "limit", "up", "an alert")
+        heads: list[int] = []
+        found: list[int] = []
+
+        async def poll() -> None:
+            found.append(len(await event_store.after(reader, 0)))
+
+        async def subscribe() -> None:
+            heads.append(await event_store.head(reader))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(10):
+                tg.start_soon(poll)
+                tg.start_soon(subscribe)
+        assert len(found) == 10 and len(set(found)) == 1 and found[0] >= 1
+        assert len(heads) == 10 and len(set(heads)) == 1
+
+
 async def test_a_data_folder_with_a_database_url_opens_that_database(settings: Settings, store_backend: str) -> None:
     async with Database(settings.store_target) as db:
         assert db.where["backend"] == store_backend

@@ -298,13 +298,16 @@ class PostgresTransaction(Transaction):
 
 
 class PostgresReadOnly(ReadOnly):
-    """One connection outside the pool, read-only, each read autocommitted (it sees every commit)."""
+    """One connection outside the pool, read-only, each read autocommitted (it sees every commit).
+    Reads take turns on it (an asyncpg connection refuses a second operation while one is under
+    way: the live feed's poll and a new subscriber's ``head()`` can come at once)."""
 
     dialect = "postgresql"
 
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
         self._conn: asyncpg.Connection | None = None
+        self._turn = anyio.Lock()
 
     async def open(self) -> PostgresReadOnly:
         try:
@@ -328,6 +331,7 @@ class PostgresReadOnly(ReadOnly):
         if self._conn is None:
             raise StoreUnavailable("the read-only connection is not open")
         try:
-            return list(await self._conn.fetch(rewrite(sql), *params))
+            async with self._turn:
+                return list(await self._conn.fetch(rewrite(sql), *params))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "read") from e
