@@ -76,6 +76,9 @@ def test_action_needed_health_scheduler_and_the_chip_in_a_browser(browser: Brows
         page.goto("/settings")
         page.get_by_label("Log only").check()
         page.get_by_role("button", name="Save mode").click()
+        # the region drawn again from the saved mode ("on since" shows for a mode other than off;
+        # a job's row alone cannot tell: "every 30 min " already contains "in ")
+        expect(page.locator("#scheduler-mode")).to_contain_text("on since")
         expect(page.locator("tr[data-job='availability']")).to_contain_text("in ")  # a next run now
         assert api.get("/api/scheduler").json()["mode"] == "log-only"
         page.get_by_role("button", name="Run availability now").click()
