@@ -10,11 +10,10 @@ from __future__ import annotations
 import html as htmllib
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -29,15 +28,8 @@ from benchwarmers_mcp.store import scheduler as scheduler_store
 from benchwarmers_mcp.store.health import ProbeRow
 from benchwarmers_mcp.web import action_needed
 from benchwarmers_mcp.web.action_needed import Item, source
+from tests.kits.store import in_store
 from tests.kits.store import target as store_target
-
-
-def in_store(settings: Settings, fn: Callable[[Database], Awaitable[Any]]) -> Any:
-    """Run ``fn`` on the server's data folder through a connection of its own (as another process would)."""
-    async def go() -> Any:
-        async with Database(settings.store_target) as db:
-            return await fn(db)
-    return anyio.run(go)
 
 
 def bench(api: httpx.Client, *served: str) -> list[str]:

@@ -7,10 +7,7 @@ browser would changes the collection and clears the suggestion; suggestions are 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from typing import Any
 
-import anyio
 import httpx
 
 from benchwarmers_mcp.engine import learning
@@ -20,17 +17,10 @@ from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import events as event_store
 from benchwarmers_mcp.store import ratings as rating_store
+from tests.kits.store import in_store
 from tests.ratings.kit import bench as make_bench
 from tests.ratings.kit import judge
 from tests.test_dashboard_health import banner, forms, press
-
-
-def in_store(settings: Settings, fn: Callable[[Database], Awaitable[Any]]) -> Any:
-    """Run ``fn`` on the server's data folder through a connection of its own (as another process would)."""
-    async def go() -> Any:
-        async with Database(settings.store_target) as db:
-            return await fn(db)
-    return anyio.run(go)
 
 
 async def known_verdicts(db: Database) -> None:

@@ -7,22 +7,20 @@ console error and no request to any host but the server."""
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import anyio
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import verdicts as verdict_store
 from benchwarmers_mcp.store.models import alias_for
 from benchwarmers_mcp.store.verdicts import VerdictLine
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.browser import Watch, shot
 from tests.kits.servers import spawn_server
+from tests.kits.store import in_store
 
 pytestmark = pytest.mark.e2e
 
@@ -51,13 +49,8 @@ new MutationObserver((changes) => {
 
 
 def verdict_rows(home: Path) -> list[VerdictLine]:
-    """The verdict log, read through the store (in a thread: Playwright's loop runs in this one)."""
-    async def read() -> list[VerdictLine]:
-        async with Database(home / "benchwarmers.db") as db:
-            return await verdict_store.log(db)
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(anyio.run, read).result()
+    """The verdict log, read through the store."""
+    return in_store(home, verdict_store.log)
 
 
 def first_run(page, upstream: str) -> None:

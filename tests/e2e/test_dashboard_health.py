@@ -6,31 +6,18 @@ onboarding chip follows a model through the queue, with Details and Clear. No co
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-import anyio
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import alerts as alert_store
 from tests.kits.browser import Watch, shot
 from tests.kits.servers import spawn_server
+from tests.kits.store import in_store
 
 pytestmark = pytest.mark.e2e
-
-
-def in_store(home: Path, fn: Callable[[Database], Awaitable[Any]]) -> Any:
-    """Another writer on the data folder (in a thread: Playwright's loop runs in this one)."""
-    async def go() -> Any:
-        async with Database(home / "benchwarmers.db") as db:
-            return await fn(db)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(anyio.run, go).result()
 
 
 def test_action_needed_health_scheduler_and_the_chip_in_a_browser(browser: Browser, home: Path) -> None:

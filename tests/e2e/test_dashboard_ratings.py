@@ -6,12 +6,8 @@ filters by collection and shape. No console error."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 from playwright.sync_api import Browser, expect
 
@@ -20,19 +16,11 @@ from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from tests.kits.browser import Watch, shot
 from tests.kits.servers import spawn_server
+from tests.kits.store import in_store
 from tests.ratings.kit import bench as make_bench
 from tests.ratings.kit import judge
 
 pytestmark = pytest.mark.e2e
-
-
-def in_store(home: Path, fn: Callable[[Database], Awaitable[Any]]) -> Any:
-    """Another writer on the data folder (in a thread: Playwright's loop runs in this one)."""
-    async def go() -> Any:
-        async with Database(home / "benchwarmers.db") as db:
-            return await fn(db)
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(anyio.run, go).result()
 
 
 async def known_verdicts(db: Database) -> None:

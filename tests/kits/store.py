@@ -9,9 +9,17 @@ test body runs on both backends; ``server_env`` passes the binding to server pro
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
+import anyio
+
+from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+
+T = TypeVar("T")
 
 _BOUND: dict[str, str] = {}
 
@@ -40,3 +48,15 @@ def target(home: Path) -> Path | str:
 def store_of(home: Path) -> Database:
     """The store of ``home`` (not opened: ``async with store_of(home) as db``)."""
     return Database(target(home))
+
+
+def in_store(where: Path | Settings, fn: Callable[[Database], Awaitable[T]]) -> T:
+    """``fn`` on the store of a data folder (or of a server's settings) through a connection of its
+    own, as another process would, in a thread of its own: it runs beside an event loop already
+    running in this one (Playwright's sync API keeps one)."""
+    async def go() -> T:
+        async with Database(where.store_target if isinstance(where, Settings) else target(where)) as db:
+            return await fn(db)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, go).result()
