@@ -26,6 +26,7 @@ COLLECTIONS = {
     "limited-first": ["limited", "alpha"], "silent-first": ["silent", "alpha"], "quiet-first": ["quiet", "alpha"],
     "all-limited": ["limited", "limited2"], "mixed": ["limited", "broken"], "only-quiet": ["quiet"],
     "four": ["broken", "broken2", "broken3", "alpha"], "cut-first": ["cut", "alpha"],
+    "sticky-breaks": ["alpha", "broken", "broken2", "broken3"],
 }
 
 
@@ -91,6 +92,19 @@ def test_a_mix_of_failures_is_a_502_and_at_most_three_are_tried(base: str, fake:
     assert fake.count("alpha") == 0, "the fourth member is never tried"
     statuses = [r["status"] for r in read(home, routes.turns_of)]
     assert statuses == ["error", "error"]
+
+
+def test_a_conversations_member_that_fails_hands_on_to_the_others_ranked_then(base: str, home: Path,
+                                                                              http: httpx.Client) -> None:
+    """A sticky turn ranks the other members only when its member fails: they still take the turn."""
+    assert ask(http, base, "sticky-breaks").headers["x-bench-model"] == "alpha"
+    (conversation,) = read(home, routes.conversations)
+    read(home, routes.assign_member, conversation.id, "broken", "bench/sticky-breaks")  # now it fails
+    again = ask(http, base, "sticky-breaks")
+    assert again.status_code == 200 and again.headers["x-bench-model"] == "alpha"
+    assert [f["alias"] for f in again.json()["bench"]["failed_over"]] == ["broken"]
+    (conversation,) = read(home, routes.conversations)
+    assert (conversation.alias, conversation.turns) == ("alpha", 2)
 
 
 def test_the_last_members_empty_answer_is_its_answer(base: str, home: Path, http: httpx.Client) -> None:
