@@ -207,9 +207,11 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     require_access(access).check(collection.name)
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
+    resting = await ctx.resting()
+    usable = {m.alias for m in line.eligible if m.alias not in resting}
     claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
-                                         idle_lapse=tune.idle_lapse)
-    candidates = await order(ctx, line, claim, tune)
+                                         idle_lapse=tune.idle_lapse, usable=usable)
+    candidates = await order(ctx, line, claim, tune, resting)
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
     driver = _Driver(ctx, ask, tune, claim, candidates, hold_all, send, turn)
@@ -242,11 +244,11 @@ class Candidates:
         return self.known[i] if i < len(self.known) else None
 
 
-async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning) -> Candidates:
+async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning,
+                resting: frozenset[str]) -> Candidates:
     """The conversation's member first when it can take this turn (the others ranked when it
     fails); otherwise a fresh ranking, which the rotation may lead with the least recently used
     member."""
-    resting = await ctx.resting()
     count = min(tune.max_tries, len(line.eligible))
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
@@ -403,8 +405,11 @@ class _Driver:
         return None
 
     async def _commit(self, member: ModelRecord, held: list[StreamEvent]) -> None:
-        call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
-                                               self.turn.collection.qualified)
+        if self.claim.call is not None and member.alias == self.claim.conversation.alias:
+            call = self.claim.call  # the claim took the conversation's member already
+        else:
+            call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
+                                                   self.turn.collection.qualified)
         self.record.alias, self.record.call = member.alias, call
         failed_over = tuple(self.tried)
         self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
