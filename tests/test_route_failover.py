@@ -164,6 +164,24 @@ def test_an_agent_that_hangs_up_stops_the_member_and_is_recorded(settings: Setti
     assert [(r.status, r.purpose) for r in read(home, ledger.in_order)] == [("cancelled", "route")]
 
 
+def test_an_agent_that_hangs_up_before_the_first_token_stops_the_member_at_once(
+        settings: Settings, home: Path, upstream: str, net: Loopback, http: httpx.Client) -> None:
+    """No event has come yet, so nothing fails on sending: the hang-up itself must stop the call
+    (the member would answer only after a minute; the row must not wait for it)."""
+    seed_members(home, upstream, {"sleepy": "sleepy?latency=60"}, {"sleepy": ["sleepy"]})
+    early = replace(FAST, stream_wait=0.1, first_token=120.0, turn_timeout=300.0)
+    with route_server(net, replace(settings, keepalive=0.1), early) as base:
+        body = {"model": "bench/sleepy:route", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+        with http.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as response:
+            assert response.status_code == 200
+            assert any(line.startswith(": keep-alive") for line in response.iter_lines())
+        deadline = time.monotonic() + 20
+        while not read(home, routes.turns_of) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert [(t["status"], t["first_token_s"]) for t in read(home, routes.turns_of)] == [("cancelled", None)]
+    assert [(r.status, r.purpose) for r in read(home, ledger.in_order)] == [("cancelled", "route")]
+
+
 def test_a_failing_member_hands_over_at_once_and_only_the_last_retries(base: str, home: Path, http: httpx.Client) -> None:
     before = len(read(home, ledger.in_order))
     assert ask(http, base, "four").status_code == 502

@@ -138,3 +138,21 @@ def test_output_budget_is_cut_to_the_members_limit() -> None:
                                                     "temperature": 0.1}
     unknown = ModelRecord("u", "u", "up", "u")
     assert member_request(sent, unknown).options["max_tokens"] == 32_000
+
+
+async def test_a_claim_takes_the_conversations_member_when_it_is_usable(db: Database) -> None:
+    """The usual sticky turn: the claim's own commit takes the member (its call id, its last use);
+    a member that may not take the turn (resting, gone from the collection) is left to the failover."""
+    await add(db, "a")
+    await add(db, "b")
+    first = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, usable={"a", "b"})
+    assert first.new and first.call is None, "a new conversation has no member yet"
+    call_a = await route_store.assign_member(db, first.conversation.id, "a", "bench/c")
+    await models.set_last_used(db, "a", 1.0)
+    now = time.time()
+    second = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, usable={"a"}, now=now)
+    assert (second.turn, second.conversation.alias, second.call) == (2, "a", call_a)
+    assert (await models.get(db, "a")).last_used == now
+    third = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, usable={"b"}, now=now + 1)
+    assert (third.turn, third.call) == (3, None)
+    assert (await models.get(db, "a")).last_used == now, "a member the turn may not use is not taken"

@@ -125,6 +125,7 @@ class RouteTurn:
     skipped: list[dict[str, str]]
     receive: MemoryObjectReceiveStream[Item]
     hangup: anyio.Event = field(default_factory=anyio.Event)
+    stop: anyio.CancelScope | None = None  # the driver's: around the member's call in flight
     member: ModelRecord | None = None
     call: str | None = None
     failed_over: tuple[dict[str, str], ...] = ()
@@ -136,6 +137,8 @@ class RouteTurn:
         """Nobody will read the rest: the driver stops the member's call at once."""
         self.receive.close()
         self.hangup.set()
+        if self.stop is not None:
+            self.stop.cancel()
 
     @property
     def alias(self) -> str | None:
@@ -204,9 +207,11 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     require_access(access).check(collection.name)
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
+    resting = await ctx.resting()
+    usable = {m.alias for m in line.eligible if m.alias not in resting}
     claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
-                                         idle_lapse=tune.idle_lapse)
-    candidates = await order(ctx, line, claim, tune)
+                                         idle_lapse=tune.idle_lapse, usable=usable)
+    candidates = await order(ctx, line, claim, tune, resting)
     send, receive = anyio.create_memory_object_stream[Item](math.inf)
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, receive)
     driver = _Driver(ctx, ask, tune, claim, candidates, hold_all, send, turn)
@@ -239,11 +244,11 @@ class Candidates:
         return self.known[i] if i < len(self.known) else None
 
 
-async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning) -> Candidates:
+async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning,
+                resting: frozenset[str]) -> Candidates:
     """The conversation's member first when it can take this turn (the others ranked when it
     fails); otherwise a fresh ranking, which the rotation may lead with the least recently used
     member."""
-    resting = await ctx.resting()
     count = min(tune.max_tries, len(line.eligible))
     sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
     if sticky is not None:
@@ -264,16 +269,6 @@ def final_error(errors: list[ProviderError], tried: list[dict[str, str]]) -> Ben
         return TooManyRequests(f"every member tried is rate limited ({listing})",
                                retry_after=min(waits) if waits else None)
     return BadGateway(f"no member answered this turn ({listing})")
-
-
-_END = object()
-
-
-async def _next(pipe: MemoryObjectReceiveStream[object]) -> object:
-    try:
-        return await pipe.receive()
-    except anyio.EndOfStream:
-        return _END
 
 
 def _substantive(event: StreamEvent) -> bool:
@@ -349,67 +344,72 @@ class _Driver:
         return max(1.0, self.tune.turn_timeout - (time.monotonic() - self.started))
 
     async def _attempt(self, member: ModelRecord, *, last: bool) -> ProviderError | None:
-        """Try one member, its call in a task of its own. A ProviderError back means: not
-        committed, try the next one. The caller hanging up stops the call and is raised after."""
-        pipe_send, pipe = anyio.create_memory_object_stream[object](math.inf)
+        """Try one member. A ProviderError back means: not committed, try the next one. The caller
+        hanging up stops the call at once (``RouteTurn.close`` cancels this scope) and is raised.
+
+        The member's stream is read in this task, inside one cancel scope around the whole call:
+        its deadline is the first-token timer until the first event comes, then none (the turn's
+        own timeout still bounds it). A scope per event would cross the caller's own scopes, which
+        stay open between the stream's events."""
         request = member_request(self.ask, member)
         names = ToolNames.of(request, CHAT_NAMES)  # route members are called over chat completions
         request = names.request(request)
         self.turn.renamed_tools = names.renamed
         # a member that fails hands the turn on at once; only the last one tried retries in place
         info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0)
+        held: list[StreamEvent] = []
+        committed = False
         outcome: ProviderError | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump, self.ctx, member, request, self._remaining(), info, pipe_send, names)
-            tg.start_soon(self._watch, tg.cancel_scope)
-            async with pipe:
-                try:
-                    outcome = await self._take(pipe, member, last)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    self.hung_up = True
-            tg.cancel_scope.cancel()  # the pump (when failing over) and the watcher
-        if self.hung_up:
-            raise anyio.BrokenResourceError  # outside the task group, so run() sees it as itself
-        return outcome
-
-    async def _watch(self, scope: anyio.CancelScope) -> None:
-        await self.turn.hangup.wait()
-        self.hung_up = True
-        scope.cancel()
-
-    async def _take(self, pipe: MemoryObjectReceiveStream[object], member: ModelRecord, last: bool) -> ProviderError | None:
-        """Hold the member's first events; fail over, or commit to it and relay the rest."""
-        held, item = await self._hold(pipe, member)
-        if isinstance(item, ProviderError):
-            return item
-        if item is _END and not last and not _has_answer(held):
+        began, self.record.first_token_s = time.monotonic(), None
+        with anyio.CancelScope(deadline=anyio.current_time() + self.tune.first_token) as scope:
+            self.turn.stop = scope
+            if self.turn.hangup.is_set():
+                scope.cancel()
+            try:
+                stream = self.ctx.caller.stream(member, request, timeout=self._remaining(), info=info)
+                async with contextlib.aclosing(stream) as events:
+                    async for event in events:
+                        event = names.event(event)
+                        if committed:
+                            await self._forward(event)
+                            continue
+                        if self.record.first_token_s is None:
+                            self.record.first_token_s = time.monotonic() - began
+                            scope.deadline = math.inf
+                        held.append(event)
+                        if not self.hold_all and _substantive(event):
+                            await self._commit(member, held)
+                            committed = True
+            except ProviderError as e:
+                outcome = e
+            except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
+                outcome = UpstreamFailure(e.message)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.hung_up = True
+            finally:
+                self.turn.stop = None
+        if self.hung_up or self.turn.hangup.is_set():
+            raise anyio.BrokenResourceError  # run() records the turn as cancelled
+        if scope.cancelled_caught:
+            outcome = UpstreamTimeout(f"no first token from {member.alias} in {self.tune.first_token:g} s")
+        if committed:
+            if outcome is not None:  # the member failed after the agent had part of its answer
+                self.record.status = "timeout" if isinstance(outcome, UpstreamTimeout) else "error"
+                await self._fail(outcome)
+            return None
+        if outcome is not None:
+            return outcome
+        if not last and not _has_answer(held):
             return EmptyAnswer(f"{member.alias} answered nothing")
         await self._commit(member, held)
-        if item is not _END:
-            await self._relay(pipe)
         return None
 
-    async def _hold(self, pipe: MemoryObjectReceiveStream[object], member: ModelRecord) -> tuple[list[StreamEvent], object]:
-        """Events until the first piece of the answer (or all of them for a whole turn).
-        Returns (held events, the item that stopped the holding: an event, _END or an error)."""
-        held: list[StreamEvent] = []
-        item: object = None
-        began, self.record.first_token_s = time.monotonic(), None
-        with anyio.move_on_after(self.tune.first_token):
-            item = await _next(pipe)
-        if item is None:
-            return held, UpstreamTimeout(f"no first token from {member.alias} in {self.tune.first_token:g} s")
-        self.record.first_token_s = time.monotonic() - began
-        while item is not _END and not isinstance(item, ProviderError):
-            held.append(item)  # type: ignore[arg-type]
-            if not self.hold_all and _substantive(item):  # type: ignore[arg-type]
-                break
-            item = await _next(pipe)
-        return held, item
-
     async def _commit(self, member: ModelRecord, held: list[StreamEvent]) -> None:
-        call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
-                                               self.turn.collection.qualified)
+        if self.claim.call is not None and member.alias == self.claim.conversation.alias:
+            call = self.claim.call  # the claim took the conversation's member already
+        else:
+            call = await route_store.assign_member(self.ctx.db, self.claim.conversation.id, member.alias,
+                                                   self.turn.collection.qualified)
         self.record.alias, self.record.call = member.alias, call
         failed_over = tuple(self.tried)
         self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
@@ -419,14 +419,6 @@ class _Driver:
         for event in held:
             await self._forward(event)
         self.record.status = "ok"
-
-    async def _relay(self, pipe: MemoryObjectReceiveStream[object]) -> None:
-        async for item in pipe:
-            if isinstance(item, ProviderError):
-                self.record.status = "timeout" if isinstance(item, UpstreamTimeout) else "error"
-                await self._fail(item)
-                return
-            await self._forward(item)  # type: ignore[arg-type]
 
     async def _forward(self, event: StreamEvent) -> None:
         self.turn.relayed.add(event)
@@ -455,23 +447,6 @@ class _Driver:
 
 def _has_answer(events: list[StreamEvent]) -> bool:
     return any(_substantive(e) for e in events)
-
-
-async def _pump(ctx: Context, member: ModelRecord, request: ModelRequest, timeout: float, info: CallInfo,
-                pipe: MemoryObjectSendStream[object], names: ToolNames) -> None:
-    """One member's stream into a pipe, in its own task, so the first-token timer can stop it; its
-    tool calls come back under the names the agent gave them."""
-    async with pipe:
-        try:
-            async with contextlib.aclosing(ctx.caller.stream(member, request, timeout=timeout, info=info)) as events:
-                async for event in events:
-                    await pipe.send(names.event(event))
-        except ProviderError as e:
-            await pipe.send(e)
-        except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
-            await pipe.send(UpstreamFailure(e.message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
 
 
 __all__ = ["RouteTuning", "RouteTurn", "member_request", "start_turn", "sticky_key", "tuning"]

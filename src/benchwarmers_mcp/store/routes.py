@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database, Row, placeholders
+from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 
 
 def new_conversation_id(now: float | None = None) -> str:
@@ -39,11 +40,14 @@ class Conversation:
 
 @dataclass(frozen=True)
 class TurnClaim:
-    """A turn about to run: its conversation (as it was before this turn) and its number."""
+    """A turn about to run: its conversation (as it was before this turn) and its number. ``call``:
+    the conversation's member's call id when the claim took that member for the turn too (it was
+    usable), so the usual sticky turn commits to its member with no second transaction."""
 
     conversation: Conversation
     turn: int
     new: bool
+    call: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,11 @@ def _conversation(row: Row) -> Conversation:
 
 
 async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, *, idle_lapse: float,
-                     now: float | None = None) -> TurnClaim:
+                     now: float | None = None, usable: Collection[str] = ()) -> TurnClaim:
     """The live conversation with this sticky key (idle less than ``idle_lapse``), or a new one,
-    with the next turn number taken, in one transaction (so two processes never split it)."""
+    with the next turn number taken, in one transaction (so two processes never split it). When
+    the conversation's member is ``usable`` and has its call id, the member is taken too (its
+    last use, as ``assign_member`` does) and the claim carries the call id."""
     now = now or time.time()
     async with db.transaction() as tx:
         row = await tx.fetchone(
@@ -96,7 +102,13 @@ async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, 
             before = _conversation(row)
             await tx.execute("UPDATE route_conversations SET turns = turns + 1, last_at = ? WHERE id = ?",
                              (now, before.id))
-            return TurnClaim(before, before.turns + 1, False)
+            call = None
+            if before.alias is not None and before.alias in usable:
+                call = await tx.fetchval("SELECT call FROM route_calls WHERE conversation = ? AND alias = ?",
+                                         (before.id, before.alias))
+                if call is not None:
+                    await _used(tx, before.alias, now)
+            return TurnClaim(before, before.turns + 1, False, None if call is None else str(call))
         while True:
             conv = Conversation(new_conversation_id(now), sticky, collection, key_name, None, 0, now, now)
             if await tx.fetchone("SELECT 1 FROM route_conversations WHERE id = ?", (conv.id,)) is None:
@@ -105,6 +117,11 @@ async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, 
             "INSERT INTO route_conversations (id, sticky, collection, key_name, alias, turns, started_at, last_at)"
             " VALUES (?, ?, ?, ?, NULL, 1, ?, ?)", (conv.id, sticky, collection, key_name, now, now))
         return TurnClaim(conv, 1, True)
+
+
+async def _used(tx: Transaction, alias: str, now: float) -> None:
+    await tx.execute("UPDATE models SET last_used = ? WHERE alias = ? AND (last_used IS NULL OR last_used < ?)",
+                     (now, alias, now))
 
 
 async def assign_member(db: Database, conversation: str, alias: str, collection: str,
@@ -124,8 +141,7 @@ async def assign_member(db: Database, conversation: str, alias: str, collection:
             await tx.execute("INSERT INTO route_calls (call, conversation, alias, collection, n, at)"
                              " VALUES (?, ?, ?, ?, ?, ?)", (call, conversation, alias, collection, n, now))
         await tx.execute("UPDATE route_conversations SET alias = ? WHERE id = ?", (alias, conversation))
-        await tx.execute("UPDATE models SET last_used = ? WHERE alias = ? AND (last_used IS NULL OR last_used < ?)",
-                         (now, alias, now))
+        await _used(tx, alias, now)
     return call
 
 
