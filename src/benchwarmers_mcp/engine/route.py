@@ -159,6 +159,19 @@ class RouteTurn:
             self.close()
             raise
 
+    async def _receive(self, wait: float | None) -> Item | None:
+        """The next item (None after ``wait`` idle seconds): what is already there at once, with no
+        trip round the event loop and no timer."""
+        try:
+            return self.receive.receive_nowait()
+        except anyio.WouldBlock:
+            pass
+        if not wait:
+            return await self.receive.receive()
+        with anyio.move_on_after(wait):
+            return await self.receive.receive()
+        return None
+
     def _event(self, item: Item) -> StreamEvent | None:
         """A stream event for the caller, or None for the commit (a failure raises)."""
         if isinstance(item, Failed):
@@ -170,11 +183,10 @@ class RouteTurn:
         try:
             while True:
                 item: Item | None = None
-                with anyio.move_on_after(keepalive if keepalive else math.inf):
-                    try:
-                        item = await self.receive.receive()
-                    except anyio.EndOfStream:
-                        return
+                try:
+                    item = await self._receive(keepalive)
+                except anyio.EndOfStream:
+                    return
                 if item is None:
                     yield None
                 elif (event := self._event(item)) is not None:
@@ -325,7 +337,7 @@ class _Driver:
         self.record.error = error.message
         with anyio.CancelScope(shield=True):
             await self._write()
-        await self.send.send(Failed(error))
+        self.send.send_nowait(Failed(error))
 
     async def _turn(self) -> None:
         i = 0
@@ -413,7 +425,7 @@ class _Driver:
         self.record.alias, self.record.call = member.alias, call
         failed_over = tuple(self.tried)
         self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
-        await self.send.send(Committed(member, call, failed_over))
+        self.send.send_nowait(Committed(member, call, failed_over))
         if self.shadow is not None:
             self.shadow.start(self.ctx, member)
         for event in held:
@@ -422,7 +434,7 @@ class _Driver:
 
     async def _forward(self, event: StreamEvent) -> None:
         self.turn.relayed.add(event)
-        await self.send.send(event)
+        self.send.send_nowait(event)  # the pipe is unbounded: a send never waits (nor yields)
 
     async def _write(self) -> None:
         """The turn's row, written once."""
