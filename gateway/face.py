@@ -211,8 +211,11 @@ def streaming(turn: RouteTurn, frames: AsyncIterator[bytes], media_type: str,
               extra_headers: dict[str, str] | None = None) -> StreamingResponse:
     """A streamed turn's response. Closing the turn afterwards stops the member's call even when
     the agent hung up before a single frame was sent."""
+    async def close() -> None:  # a coroutine: starlette hands a plain function to a worker thread
+        turn.close()
+
     return StreamingResponse(frames, media_type=media_type, headers={**route_headers(turn), **(extra_headers or {})},
-                             background=BackgroundTask(turn.close))
+                             background=BackgroundTask(close))
 
 
 def arguments_object(call: ToolCall) -> dict[str, Any]:
