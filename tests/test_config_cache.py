@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from benchwarmers_mcp.errors import NotFound
@@ -239,3 +240,30 @@ async def test_every_column_of_a_watched_table_is_watched_or_written_per_call(pa
     await collections.save_gateway_settings(a, GatewaySettings())
     await limits.set_limit(a, "model", "m1", "rpm", 60)
     assert await config_version.unwatched(a) == {}
+
+
+async def test_reads_in_a_shared_scope_share_one_stamp_read(pair: tuple[Database, Database]) -> None:
+    a, b = pair
+    await warm(b)
+    count = Statements(b)
+    late: list[Collection] = []
+    async with anyio.create_task_group() as tg:
+        with config_version.shared(b):
+            n, _ = await count.cost(collections.get(b, "trio"))
+            assert n == 1  # the stamp, once
+            for name in ("endpoints", "collection", "collections", "gateway", "learning"):
+                n, _ = await count.cost(reads(b)[name]())
+                assert n == 0, name
+            await collections.save(a, Collection("trio", ("m1",)))
+            # a snapshot: the change is the next request's
+            assert (await collections.get(b, "trio")).members == ("m1", "m2")
+            over = anyio.Event()
+
+            async def later() -> None:  # started inside, reads after the scope: its own stamp
+                await over.wait()
+                late.append(await collections.get(b, "trio"))
+
+            tg.start_soon(later)
+        assert (await collections.get(b, "trio")).members == ("m1",)
+        over.set()
+    assert late[0].members == ("m1",)

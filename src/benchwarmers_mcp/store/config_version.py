@@ -30,11 +30,17 @@ The rules a kept value follows:
   ``GatewaySettings``, ``LearningSettings``), or fresh copies (a model's ``options``, an
   endpoint's ``headers``), so no caller can change what the next one reads.
 - Per process and per ``Database`` (``Database.memo``), never a record: the store stays the truth.
+
+``shared(db)`` lets the reads of one request share one stamp read (``with shared(ctx.db): ...``
+around them): the request reads its configuration as of its first read, and the reads that need
+no live column cost no statement at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable
+import contextvars
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -50,17 +56,55 @@ STAMP_SQL = "SELECT stamp FROM config_version WHERE id = 1"
 PER_CALL = {"models": ("last_used",), "user_limits": ("updated_at",)}
 
 
+class _Missing:
+    pass
+
+
+MISSING: Any = _Missing()
+
+
 @dataclass
 class _Kept:
     stamp: int
     values: dict[Hashable, Any] = field(default_factory=dict)
 
 
-class _Missing:
-    pass
 
 
-MISSING: Any = _Missing()
+@dataclass
+class _Shared:
+    db: Database
+    stamp: Any = MISSING  # int | None once read
+    open: bool = True
+
+
+_shared: contextvars.ContextVar[_Shared | None] = contextvars.ContextVar("benchwarmers_config_shared", default=None)
+
+
+@contextmanager
+def shared(db: Database) -> Iterator[None]:
+    """The kept reads inside share one stamp, read by the first of them: one request's reads of its
+    configuration as one snapshot (a route turn reads its collection, the endpoints and the learning
+    settings with no statement of their own then). A change another process commits meanwhile is
+    seen by the next request, as if this one had read everything at its first read; so the code
+    inside must not change configuration itself and then read it back. Tasks started inside read
+    their own stamps once it is over."""
+    holder = _Shared(db)
+    token = _shared.set(holder)
+    try:
+        yield
+    finally:
+        holder.open = False
+        _shared.reset(token)
+
+
+async def _stamp_now(db: Database) -> int | None:
+    holder = _shared.get()
+    if holder is None or not holder.open or holder.db is not db:
+        return await stamp(db)
+    if holder.stamp is MISSING:
+        holder.stamp = await stamp(db)
+    return holder.stamp  # type: ignore[no-any-return]
 
 
 async def stamp(db: Reader) -> int | None:
@@ -109,7 +153,7 @@ async def cached(db: Reader, key: Hashable, load: Callable[[Reader], Awaitable[T
     Through a transaction it is always ``load(db)``."""
     if not isinstance(db, Database):
         return await load(db)
-    at = await stamp(db)
+    at = await _stamp_now(db)
     found = held(db, at, key)
     if found is not MISSING:
         return found  # type: ignore[no-any-return]
