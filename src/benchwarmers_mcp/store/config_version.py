@@ -53,6 +53,7 @@ MEMO = "config_version"  # the key in ``Database.memo``
 MAX_KEPT = 1024  # values kept under one stamp (keys such as a gate's endpoint and alias are open-ended)
 STAMP_SQL = "SELECT stamp FROM config_version WHERE id = 1"
 
+# the watched tables' columns written per call (or on every write), which no trigger watches
 PER_CALL = {"models": ("last_used",), "user_limits": ("updated_at",)}
 
 
@@ -67,8 +68,6 @@ MISSING: Any = _Missing()
 class _Kept:
     stamp: int
     values: dict[Hashable, Any] = field(default_factory=dict)
-
-
 
 
 @dataclass
