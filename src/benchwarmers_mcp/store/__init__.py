@@ -4,7 +4,7 @@
 file in the data folder, WAL, one writer per process: the default) and ``postgres.py`` (asyncpg, a
 pool per process, for several replicas on one shared database, chosen by
 ``BENCHWARMERS_DATABASE_URL=postgresql://...``); ``migrations.py`` holds the append-only schema, one
-list for both; one module
+list for both, continued by ``migrations_bench.py``; one module
 per concept holds that concept's queries:
 
     endpoints  models  collections  changes (the edit log)  calls (panels and seats)
@@ -17,6 +17,7 @@ per concept holds that concept's queries:
     onboarding (the queue of models to bring on)  ratings (the evidence ratings are made of, from
     verdicts, the suite and ``health_tally``, suggestions, learning settings, shadow answers)
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
+    config_version (configuration kept per process until any process changes it)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
 factory, a cursor or the driver. Tests read records through the same functions.
@@ -70,7 +71,8 @@ differ, each covers it in its own module:
   the backend for the rare read that needs it.
 - ``Database.memo``: what a read function derived and may answer again while what it came from is
   unchanged, checked against the store on every read (``ratings.evidence`` keeps verdict evidence
-  until any process adds a verdict); per process, never a record.
+  until any process adds a verdict; ``config_version`` keeps models, endpoints, collections,
+  settings and a gate's endpoint until a trigger-written stamp changes); per process, never a record.
 - ``Database.reader()``: SQLite opens the file again with ``mode=ro``; PostgreSQL takes a connection
   of its own outside the pool (``default_transaction_read_only``) and autocommits each read.
 - Failures to reach the store are ``db.StoreUnavailable`` (a 503), its message with any password in

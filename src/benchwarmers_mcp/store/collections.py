@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound, UnknownCollection
-from benchwarmers_mcp.store import names
+from benchwarmers_mcp.store import config_version, names
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.db import Database, Reader
 
 REPLIES = ("all", "merged", "route")
 SHAPES = ("", "general", "design", "prose", "review", "code", "enumeration", "quick", "vision", "image")
@@ -66,6 +66,11 @@ def validate(c: Collection, settings: GatewaySettings, known_aliases: set[str]) 
 
 
 async def gateway_settings(db: Database) -> GatewaySettings:
+    """Kept while the configuration is unchanged (``config_version``)."""
+    return await config_version.cached(db, "collections.gateway_settings", _gateway_settings)
+
+
+async def _gateway_settings(db: Reader) -> GatewaySettings:
     row = await db.fetchval("SELECT value FROM settings WHERE name = 'gateway'")
     return GatewaySettings(**json.loads(row)) if row else GatewaySettings()
 
@@ -107,6 +112,12 @@ async def save(db: Database, c: Collection) -> Collection:
 
 
 async def get(db: Database, name: str) -> Collection:
+    """A collection by name (404 if there is none), kept while the configuration is unchanged
+    (``config_version``: a collection is frozen, tuples inside, so the kept one is handed out)."""
+    return await config_version.cached(db, ("collections.get", name), lambda reader: _read(reader, name))
+
+
+async def _read(db: Reader, name: str) -> Collection:
     rows = await db.fetchall(
         "SELECT c.*, m.alias AS member FROM collections c LEFT JOIN collection_members m ON m.collection = c.name"
         " WHERE c.name = ? ORDER BY m.position", (name,))
@@ -118,8 +129,13 @@ async def get(db: Database, name: str) -> Collection:
 
 
 async def list_all(db: Database) -> list[Collection]:
+    """Every collection by name, kept while the configuration is unchanged (``config_version``)."""
+    return list(await config_version.cached(db, "collections.list_all", _all))
+
+
+async def _all(db: Reader) -> tuple[Collection, ...]:
     names = [r[0] for r in await db.fetchall("SELECT name FROM collections ORDER BY name")]
-    return [await get(db, n) for n in names]
+    return tuple([await _read(db, n) for n in names])
 
 
 async def memberships(db: Database, alias: str) -> list[str]:

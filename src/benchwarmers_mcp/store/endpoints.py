@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.store import names
+from benchwarmers_mcp.store import config_version, names
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database, Row
+from benchwarmers_mcp.store.db import Database, Reader, Row
 
 APIS = ("chat", "responses", "anthropic", "gemini", "ollama", "simulated")
 KINDS = ("provider", "aggregator", "hub", "local", "simulated")
@@ -40,6 +40,11 @@ def from_row(row: Row) -> Endpoint:
     """An Endpoint from a row of the endpoints table (or a query selecting its columns)."""
     return Endpoint(row["name"], row["base_url"], row["api"], row["kind"], row["key_name"],
                     json.loads(row["headers"]), row["connection"])
+
+
+def copy_of(endpoint: Endpoint) -> Endpoint:
+    """The endpoint with headers of its own: what a kept endpoint is handed out as."""
+    return replace(endpoint, headers=dict(endpoint.headers))
 
 
 def validate(endpoint: Endpoint) -> None:
@@ -80,7 +85,12 @@ async def get(db: Database, name: str) -> Endpoint:
 
 
 async def list_all(db: Database) -> list[Endpoint]:
-    return [from_row(r) for r in await db.fetchall("SELECT * FROM endpoints ORDER BY name")]
+    """Every endpoint by name, kept while the configuration is unchanged (``config_version``)."""
+    return [copy_of(e) for e in await config_version.cached(db, "endpoints.list_all", _all)]
+
+
+async def _all(db: Reader) -> tuple[Endpoint, ...]:
+    return tuple(from_row(r) for r in await db.fetchall("SELECT * FROM endpoints ORDER BY name"))
 
 
 async def simulated_names(db: Database) -> set[str]:

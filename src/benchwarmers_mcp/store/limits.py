@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchwarmers_mcp.store import facts, ledger
+from benchwarmers_mcp.store import config_version, facts, ledger
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
-from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.store.endpoints import Endpoint, copy_of
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
 
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
@@ -77,12 +77,46 @@ WHERE e.name = ?
 """
 
 
+# what a gate reads live when its endpoint and user limits are kept: the configuration's stamp, the
+# reported windows, the model's rest and the connection's pause. Parameters: connection, alias, now,
+# now, alias, connection
+LIVE_GATE_SQL = f"""
+SELECT v.stamp,
+  EXISTS (SELECT 1 FROM quotas q WHERE q.connection = ? AND q.alias IN ('', ?) AND {APPLIES_SQL}) AS quoted,
+  s.rest_until, s.rest_why, s.strikes, s.pending_retire_at, c.paused_until, c.paused_why
+FROM config_version v
+LEFT JOIN model_states s ON s.alias = ?
+LEFT JOIN connection_states c ON c.connection = ?
+WHERE v.id = 1
+"""
+
+
 async def gate(db: Database, endpoint: str, alias: str, now: float) -> Gate | None:
+    """The gate of a call to ``alias`` on ``endpoint`` (None: no such endpoint). The endpoint and
+    whether a user limit applies are kept while the configuration is unchanged (``config_version``):
+    then it is one statement, the stamp with what changes per call (windows, rests, pauses)."""
+    key = ("limits.gate", endpoint, alias)
+    seen = config_version.peek(db, key)
+    if seen is not None:
+        kept_at, (kept, limited) = seen
+        connection = kept.connection_name
+        live = await db.fetchone(LIVE_GATE_SQL, (connection, alias, now, now, alias, connection))
+        at = None if live is None else int(live["stamp"])
+        if live is not None and at == kept_at:
+            return _gate(copy_of(kept), bool(limited), live)
+    else:
+        at = await config_version.stamp(db)
     row = await db.fetchone(GATE_SQL, (alias, alias, now, now, alias, endpoint))
     if row is None:
         return None
-    return Gate(endpoint_row(row), bool(row["limited"] or row["quoted"]), row["rest_until"], row["rest_why"],
-                row["strikes"] or 0, row["pending_retire_at"] is not None, row["paused_until"], row["paused_why"])
+    found = endpoint_row(row)
+    config_version.keep(db, at, key, (copy_of(found), bool(row["limited"])))
+    return _gate(found, bool(row["limited"]), row)
+
+
+def _gate(endpoint: Endpoint, limited: bool, row: Row) -> Gate:
+    return Gate(endpoint, limited or bool(row["quoted"]), row["rest_until"], row["rest_why"], row["strikes"] or 0,
+                row["pending_retire_at"] is not None, row["paused_until"], row["paused_why"])
 
 
 # -- limits the user set (and limits learned from error text) --

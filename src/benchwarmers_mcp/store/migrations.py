@@ -787,3 +787,8 @@ async def ratings_002_health_tally(tx: Transaction) -> None:
         f" WHERE status IN ('ok', 'error', 'timeout'){only.replace('NEW.', '')}" for table, only in _HEALTH_TALLIED.items())
     await tx.execute("INSERT INTO health_tally (alias, day, ok, failed)"
                      f" SELECT alias, day, SUM(ok), COUNT(*) - SUM(ok) FROM ({calls}) e GROUP BY alias, day")
+
+
+# The migrations after these, in a module of their own (this one is long): importing it here puts
+# them after every migration above, for every backend.
+from benchwarmers_mcp.store import migrations_bench  # noqa: E402,F401

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.store import facts, names
+from benchwarmers_mcp.store import config_version, facts, names
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Row, Transaction
 
@@ -67,13 +67,17 @@ def _opt_int(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
-def _row(row: Row) -> ModelRecord:
+_FROM_ROW: Any = object()
+
+
+def _row(row: Row, last_used: float | None = _FROM_ROW) -> ModelRecord:
+    """A record from a ``models`` row (``last_used``: this value instead of the row's, read live)."""
     return ModelRecord(
         alias=row["alias"], served=row["served"], endpoint=row["endpoint"], family=row["family"],
         role=row["role"], ad_hoc=bool(row["ad_hoc"]), vision=_opt_bool(row["vision"]),
         tools=_opt_bool(row["tools"]), context_window=row["context_window"], max_output=row["max_output"],
-        options=json.loads(row["options"]), last_used=row["last_used"], retired_at=row["retired_at"],
-        retired_why=row["retired_why"],
+        options=json.loads(row["options"]), last_used=row["last_used"] if last_used is _FROM_ROW else last_used,
+        retired_at=row["retired_at"], retired_why=row["retired_why"],
     )
 
 
@@ -123,9 +127,27 @@ async def find(db: Database, alias: str) -> ModelRecord | None:
     return None if row is None else _row(row)
 
 
+# the configuration's stamp with each model's last use (written by every seat and route call, so
+# never kept): the one statement a kept list costs
+LIVE_SQL = "SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m ON 1 = 1 WHERE v.id = 1"
+KEPT = "models.list_all"
+
+
 async def list_all(db: Database, *, include_retired: bool = True) -> list[ModelRecord]:
-    sql = "SELECT * FROM models" + ("" if include_retired else " WHERE retired_at IS NULL") + " ORDER BY alias"
-    return [_row(r) for r in await db.fetchall(sql)]
+    """Every model by alias. The rows are kept while the configuration is unchanged
+    (``config_version``); each read costs one statement, which reads their ``last_used`` afresh, and
+    builds new records (``options`` is a dict: never shared)."""
+    live = await db.fetchall(LIVE_SQL)
+    at = int(live[0]["stamp"]) if live else None
+    kept = config_version.held(db, at, KEPT)
+    if kept is config_version.MISSING:
+        rows = tuple(await db.fetchall("SELECT * FROM models ORDER BY alias"))
+        config_version.keep(db, at, KEPT, rows)
+        records = [_row(r) for r in rows]
+    else:
+        used = {r["alias"]: r["last_used"] for r in live}
+        records = [_row(r, used.get(r["alias"])) for r in kept]
+    return records if include_retired else [m for m in records if m.retired_at is None]
 
 
 UPDATABLE = {"role", "ad_hoc", "vision", "tools", "context_window", "max_output", "options", "served", "endpoint"}

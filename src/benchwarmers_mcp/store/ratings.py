@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
+from benchwarmers_mcp.store import config_version
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
 from benchwarmers_mcp.store.portable import floor_of
@@ -190,6 +191,11 @@ EXPLORE = ("ucb", "thompson")
 
 
 async def learning_settings(db: Reader) -> LearningSettings:
+    """Kept while the configuration is unchanged (``config_version``; read afresh in a transaction)."""
+    return await config_version.cached(db, "ratings.learning_settings", _learning_settings)
+
+
+async def _learning_settings(db: Reader) -> LearningSettings:
     raw = await db.fetchval("SELECT value FROM settings WHERE name = 'learning'")
     if not raw:
         return LearningSettings()

@@ -1,0 +1,68 @@
+"""The schema's migrations after ``migrations.py``'s (that module was long enough): registered the
+same way (``portable.migration``), and imported at the end of ``migrations.py``, so they come after
+every migration there, in the order they are written here. Append-only, as there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from benchwarmers_mcp.store import migrations as _before  # noqa: F401 (its migrations register first)
+from benchwarmers_mcp.store.portable import migration, script, trigger
+
+if TYPE_CHECKING:
+    from benchwarmers_mcp.store.db import Transaction
+
+CONFIG_STAMP_SEQUENCE = "config_version_stamp"
+# config_001: the tables whose changes bump the configuration's stamp, and for each the columns an
+# UPDATE bumps on when it changes one of them (None: any UPDATE); the rest are written per call
+CONFIG_001_WATCHED: dict[str, tuple[str, ...] | None] = {
+    "models": ("alias", "served", "endpoint", "family", "role", "ad_hoc", "vision", "tools", "context_window",
+               "max_output", "options", "retired_at", "retired_why", "created_at"),  # all but last_used
+    "endpoints": None,
+    "collections": None,
+    "collection_members": None,
+    "settings": ("name", "value"),
+    "user_limits": ("scope", "subject", "name", "source", "value"),  # a limit learned again: updated_at only
+}
+
+
+def _differs(column: str, dialect: str) -> str:
+    """``OLD.column`` and ``NEW.column`` differ, NULL counted as a value."""
+    op = "IS DISTINCT FROM" if dialect == "postgresql" else "IS NOT"
+    return f"OLD.{column} {op} NEW.{column}"
+
+
+def _fresh(dialect: str) -> str:
+    """A stamp no change had before: a transaction rolled back takes its stamp with it for good."""
+    return f"nextval('{CONFIG_STAMP_SEQUENCE}')" if dialect == "postgresql" else "random()"
+
+
+def _bump(dialect: str, when: str = "1 = 1") -> str:
+    """The trigger body that records a configuration change (``store/config_version.py``): the row
+    written again if someone emptied the table, ``n`` one more, a stamp no change repeats."""
+    return (f"INSERT INTO config_version (id, n, stamp) SELECT 1, 1, {_fresh(dialect)} WHERE {when}"
+            " ON CONFLICT (id) DO UPDATE SET n = config_version.n + 1, stamp = excluded.stamp;")
+
+
+@migration
+async def config_001_version(tx: Transaction) -> None:
+    """The configuration's stamp: one row that triggers rewrite in the statement that changes a
+    model, an endpoint, a collection or its members, a setting or a user limit, so every process
+    knows when what it kept of them is stale (``store/config_version.py``). A model's ``last_used``
+    and rows written again unchanged do not count."""
+    await script(tx, "CREATE TABLE config_version (id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),"
+                     " n INTEGER NOT NULL, stamp INTEGER NOT NULL)")
+    if tx.dialect == "postgresql":
+        await tx.execute(f"CREATE SEQUENCE {CONFIG_STAMP_SEQUENCE}")
+    await tx.execute(f"INSERT INTO config_version (id, n, stamp) VALUES (1, 0, {_fresh(tx.dialect)})")
+    for table, columns in CONFIG_001_WATCHED.items():
+        await trigger(tx, f"config_{table}_insert", table, _bump(tx.dialect), "INSERT")
+        await trigger(tx, f"config_{table}_delete", table, _bump(tx.dialect), "DELETE")
+        if columns is None:
+            await trigger(tx, f"config_{table}_update", table, _bump(tx.dialect), "UPDATE")
+        else:
+            when = " OR ".join(_differs(c, tx.dialect) for c in columns)
+            await trigger(tx, f"config_{table}_update", table, _bump(tx.dialect, when),
+                          f"UPDATE OF {', '.join(columns)}")
+
