@@ -42,6 +42,7 @@ from benchwarmers_mcp.messages import (
     estimate_tokens,
 )
 from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import config_version
 from benchwarmers_mcp.store.collections import Collection
 
 log = logging.getLogger("benchwarmers.gateway")
@@ -106,13 +107,15 @@ async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | 
     if body is None:
         body = await read_json(request, ctx.settings.max_body)
     ask = dialect.parse(body, key_name(request))
-    collection = await resolve_for(request, ask.collection)
-    mode = collections.reply_mode(ask, collection)
-    if mode == "route":
-        if dialect.respond_route is None:
-            raise Unsupported(f"route mode is not available in the {dialect.name} format yet")
-        return await dialect.respond_route(ctx, ask, body, collection, request)
-    run = await start_panel(ctx, ask, collection, mode, access=access_of(request))
+    # one snapshot of the configuration for the whole ask: its reads share one stamp read
+    with config_version.shared(ctx.db):
+        collection = await resolve_for(request, ask.collection)
+        mode = collections.reply_mode(ask, collection)
+        if mode == "route":
+            if dialect.respond_route is None:
+                raise Unsupported(f"route mode is not available in the {dialect.name} format yet")
+            return await dialect.respond_route(ctx, ask, body, collection, request)
+        run = await start_panel(ctx, ask, collection, mode, access=access_of(request))
     if ask.stream:  # the overhead is all there is before the 200
         return dialect.respond_panel(run, ask, body, ctx, (time.perf_counter() - started) * 1000)
     await run.wait()
