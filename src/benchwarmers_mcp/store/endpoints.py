@@ -94,8 +94,10 @@ async def _all(db: Reader) -> tuple[Endpoint, ...]:
 
 
 async def simulated_names(db: Database) -> set[str]:
-    """The endpoints that serve simulated models (the ``simulated`` API)."""
-    return {r[0] for r in await db.fetchall("SELECT name FROM endpoints WHERE api = 'simulated'")}
+    """The endpoints that serve simulated models (the ``simulated`` API): from the kept endpoints,
+    so a panel (which asks every time) costs no statement for it inside a ``config_version.shared``
+    ask."""
+    return {e.name for e in await config_version.cached(db, "endpoints.list_all", _all) if e.api == "simulated"}
 
 
 async def remove(db: Database, name: str) -> None:
