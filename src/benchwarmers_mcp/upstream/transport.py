@@ -92,6 +92,10 @@ class _Pool:
             self._open.discard(conn)
             self._wake()
 
+    def counts(self) -> dict[str, int]:
+        idle = sum(conn.reusable for conns in self._idle.values() for conn in conns)
+        return {"open": len(self._open) + self._connecting, "idle": idle}
+
     def close_all(self) -> None:
         for conn in list(self._open):
             conn.close()
@@ -202,6 +206,11 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         self._pool.close_all()
+
+    def connections(self) -> dict[str, int]:
+        """How many connections are open (connecting, busy or idle) and how many of them wait idle
+        and still usable: for diagnostics and the tests of the pool's bounds."""
+        return self._pool.counts()
 
     async def _connect(self, origin: Origin, timeout: float | None) -> Connection:
         scheme, host, port = origin
