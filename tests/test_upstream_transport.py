@@ -34,6 +34,13 @@ from tests.kits.servers import serve_in_thread
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(params=[pytest.param(("asyncio", {}), id="asyncio"),
+                        pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop")])
+def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, bool]]:
+    """Every test on both loops: the server runs under uvloop when it is installed (uvicorn's auto)."""
+    return request.param
+
+
 # ---- the raw upstream ----------------------------------------------------------------------------
 
 @dataclass
@@ -60,8 +67,7 @@ class Peer(asyncio.Protocol):
         self._url, self._headers, self._body = b"", {}, b""  # type: ignore[var-annotated]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not an asyncio.Transport subclass
         self.server.peers.append(self)
 
     def connection_lost(self, exc: Exception | None) -> None:

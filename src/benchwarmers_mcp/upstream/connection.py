@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import cast
 
 import httptools
 import httpx
@@ -71,8 +72,7 @@ class Connection(asyncio.Protocol):
 
     # --- asyncio.Protocol -------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is one, not a subclass
 
     def data_received(self, data: bytes) -> None:
         parser = self._parser
