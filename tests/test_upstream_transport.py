@@ -151,9 +151,10 @@ async def lean(**kwargs: object) -> AsyncIterator[tuple[httpx.AsyncClient, LeanT
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    """Wait (loop turns, at most 10 s) for the client's loop to see what the server did."""
+    """Wait (loop turns, at most 10 s) for the client's loop to see what the server did: the pool's
+    state has no event to wait on, so this looks again every 10 ms."""
     with anyio.fail_after(10):
-        while not condition():
+        for _ in iter(condition, True):
             await asyncio.sleep(0.01)
 
 
