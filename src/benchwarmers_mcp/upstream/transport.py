@@ -67,6 +67,10 @@ class _Pool:
             handle = loop.call_later(timeout, expire, waiter, httpx.PoolTimeout) if timeout is not None else None
             try:
                 await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                    self._wake()  # woken, but leaving (cancelled): the turn passes to the next waiter
+                raise
             finally:
                 if handle is not None:
                     handle.cancel()
