@@ -178,9 +178,11 @@ async def test_idle_connection_the_server_closed_is_never_reused() -> None:
 
     async with serving(answer_and_close) as server, lean() as (client, transport):
         assert (await client.post(server.url(), content=b"a")).status_code == 200
-        await until(lambda: transport.connections()["idle"] == 0)  # the EOF was seen
+        await until(lambda: transport.connections()["idle"] == 0)  # the loop saw the EOF
         assert (await client.post(server.url(), content=b"b")).content == b"echo:b"
-        assert len(server.peers) == 2 and [r.index for r in server.requests] == [0, 0]
+        # at once, before the loop has read the EOF: the socket is looked at before it is reused
+        assert (await client.post(server.url(), content=b"c")).content == b"echo:c"
+        assert len(server.peers) == 3 and [r.index for r in server.requests] == [0, 0, 0]
 
 
 async def test_request_reset_on_a_reused_connection_is_sent_once_more() -> None:

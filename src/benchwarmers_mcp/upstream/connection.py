@@ -13,6 +13,7 @@ so ``providers.base.map_transport_errors`` stays the one place they become ours.
 from __future__ import annotations
 
 import asyncio
+import select
 from collections import deque
 from typing import cast
 
@@ -163,6 +164,21 @@ class Connection(asyncio.Protocol):
     def reusable(self) -> bool:
         return (self._done and self._keep_alive and not self.lost and not self.eof
                 and self.transport is not None and not self.transport.is_closing())
+
+    def readable(self) -> bool:
+        """Whether the idle socket has something to read that the loop has not read yet: a FIN (the
+        server closed it) or stray bytes. Either way it must not carry a request. The loop reads an
+        EOF only on its next turn, so a request sent right after the last response ended would go to
+        a socket the server already closed (and a POST could then not be retried); one poll of the
+        descriptor, as httpcore does, closes that gap."""
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        if sock is None:
+            return True
+        try:
+            ready, _, _ = select.select([sock.fileno()], [], [], 0)
+        except (OSError, ValueError):  # a descriptor already closed
+            return True
+        return bool(ready)
 
     def start(self, head_only: bool) -> None:
         """Ready the parser for the next response; ``head_only`` for a HEAD request."""

@@ -112,7 +112,7 @@ class _Pool:
         while idle:
             conn = idle.pop()  # the most recently used: the least likely to have timed out server-side
             self._idle_count -= 1
-            if conn.reusable and now - conn.idle_since < self.expiry:
+            if conn.reusable and now - conn.idle_since < self.expiry and not conn.readable():
                 return conn
             self.discard(conn)
         return None
