@@ -238,6 +238,18 @@ async def test_pool_bounds_total_and_idle_connections() -> None:
         assert transport.connections() == {"open": 1, "idle": 1}
 
 
+async def test_idle_connections_expire_whatever_their_origin() -> None:
+    async with serving() as a, serving() as b, lean(keepalive_expiry=0.1) as (client, transport):
+        await client.get(a.url())
+        await client.get(b.url())
+        await asyncio.sleep(0.3)  # past the expiry (a wait, not a measure: longer changes nothing)
+        await client.get(b.url())  # a's connection is swept though a is not called again
+        with anyio.fail_after(10):
+            await a.peers[0].closed.wait()
+            await b.peers[0].closed.wait()
+        assert len(b.peers) == 2 and transport.connections() == {"open": 1, "idle": 1}
+
+
 async def test_pool_timeout_when_every_connection_is_busy() -> None:
     def never(peer: Peer, req: Req) -> None:
         pass

@@ -42,11 +42,14 @@ class _Pool:
         self._open: set[Connection] = set()
         self._connecting = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
+        self._swept = 0.0
 
     async def acquire(self, origin: Origin, connect: Callable[[], Coroutine[Any, Any, Connection]],
                       timeout: float | None) -> tuple[Connection, bool]:
         """A live connection to ``origin`` and whether it served a request before."""
         loop = asyncio.get_running_loop()
+        if loop.time() - self._swept > min(1.0, self.expiry):
+            self._sweep(loop.time())
         while True:
             conn = self._take_idle(origin, loop.time())
             if conn is not None:
@@ -116,6 +119,19 @@ class _Pool:
                 return conn
             self.discard(conn)
         return None
+
+    def _sweep(self, now: float) -> None:
+        """Close idle connections past their expiry or closed by their server, whatever their origin
+        (at most once a second, or once an expiry if shorter): an origin not called again would otherwise hold its sockets."""
+        self._swept = now
+        for origin, conns in self._idle.items():
+            keep = [c for c in conns if c.reusable and now - c.idle_since < self.expiry]
+            if len(keep) < len(conns):
+                for conn in conns:
+                    if conn not in keep:
+                        self.discard(conn)
+                self._idle_count -= len(conns) - len(keep)
+                self._idle[origin] = keep
 
     def _evict_one(self) -> bool:
         """Every slot is taken: close the longest-idle connection of any origin to make room."""
