@@ -10,6 +10,7 @@ import json
 import socket
 import ssl
 import struct
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -528,7 +529,8 @@ def test_route_turns_through_the_app_reach_a_real_upstream_socket(
         port = free_port()
         app = gateway_app(replace(settings, port=port))  # no transport seam: the real network
         base = net.serve(app, port)
-        assert isinstance(app.state.ctx.client._transport, LeanTransport)
+        lean_transport = app.state.ctx.client._transport
+        assert isinstance(lean_transport, LeanTransport)
         with openai.OpenAI(http_client=net.client2(), base_url=base + "/v1", api_key="x", max_retries=0) as oa:
             whole = oa.chat.completions.create(model="bench/agents:route",
                                                messages=[{"role": "user", "content": "hello lean"}])
@@ -537,6 +539,11 @@ def test_route_turns_through_the_app_reach_a_real_upstream_socket(
                                                 messages=[{"role": "user", "content": "stream it"}])
             text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
             assert text == "answer from alpha: stream it"
+        deadline = time.monotonic() + 10  # the server may still be reading the stream's end
+        while lean_transport.connections() != {"open": 1, "idle": 1} and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lean_transport.connections() == {"open": 1, "idle": 1}  # both turns on one connection
         net.stop(base)  # the lifespan ends: the shared client, and the transport under it, close
+        assert lean_transport.connections() == {"open": 0, "idle": 0}
     assert [json.loads(json.dumps(c.body))["messages"][-1]["content"] for c in fake.calls] == [
         "hello lean", "stream it"]
