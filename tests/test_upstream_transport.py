@@ -539,11 +539,14 @@ def test_route_turns_through_the_app_reach_a_real_upstream_socket(
                                                 messages=[{"role": "user", "content": "stream it"}])
             text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
             assert text == "answer from alpha: stream it"
+        async def counts() -> dict[str, int]:  # read on the app's own loop
+            return lean_transport.connections()
+
         deadline = time.monotonic() + 10  # the server may still be reading the stream's end
-        while lean_transport.connections() != {"open": 1, "idle": 1} and time.monotonic() < deadline:
+        while net.call(counts) != {"open": 1, "idle": 1} and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert lean_transport.connections() == {"open": 1, "idle": 1}  # both turns on one connection
+        assert net.call(counts) == {"open": 1, "idle": 1}  # both turns on one connection
         net.stop(base)  # the lifespan ends: the shared client, and the transport under it, close
-        assert lean_transport.connections() == {"open": 0, "idle": 0}
+        assert net.call(counts) == {"open": 0, "idle": 0}
     assert [json.loads(json.dumps(c.body))["messages"][-1]["content"] for c in fake.calls] == [
         "hello lean", "stream it"]
