@@ -39,6 +39,7 @@ from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
+from benchwarmers_mcp.upstream.transport import LeanTransport
 
 log = logging.getLogger("benchwarmers")
 
@@ -131,7 +132,12 @@ def closing(app: Starlette) -> None:
 
 def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """The one shared outbound client. It never follows a redirect, so a key never reaches another host.
-    ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it."""
+    ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it. Without
+    one, calls go through ``upstream.transport.LeanTransport`` (httpcore costs most of a call's CPU),
+    except when the environment names a proxy: a client given a transport ignores HTTP(S)_PROXY and
+    ALL_PROXY, so then httpx's own transport (and its proxy mounts) stays."""
+    if transport is None and not settings.upstream_proxy:
+        transport = LeanTransport(max_connections=200, max_keepalive=50)
     return httpx.AsyncClient(
         transport=transport,
         follow_redirects=False,

@@ -130,6 +130,8 @@ class Settings:
     # folder. Never in repr: it may carry a password (show ``store.db.describe_target`` instead)
     database_url: str | None = field(default=None, repr=False)
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # HTTP(S)_PROXY or ALL_PROXY is set: outbound calls keep httpx's own transport, which reads them
+    upstream_proxy: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
@@ -161,6 +163,8 @@ class Settings:
             scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
             database_url=(env.get("BENCHWARMERS_DATABASE_URL") or "").strip() or None,
             env_keys=keys,
+            upstream_proxy=any((env.get(name) or env.get(name.upper()) or "").strip()
+                               for name in ("http_proxy", "https_proxy", "all_proxy")),
         )
         if read.problems:
             raise BadSettings(read.problems)
