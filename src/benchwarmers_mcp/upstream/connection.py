@@ -28,9 +28,10 @@ NO_BODY_STATUS = (204, 304)
 
 class ServerClosed(Exception):
     """The server closed (or reset) the connection before a single response byte came back.
-    ``unread`` says the server cannot have read the request (the socket was gone before we wrote,
-    or the peer answered our bytes with a reset or a broken pipe): the transport may send such a
-    request again on a fresh connection."""
+    ``unread`` says the server cannot have read the request (the socket was gone before we wrote):
+    the transport may send such a request again on a fresh connection. A reset after our bytes went
+    out is not that: a server may read a request, act on it (an LLM call is billed) and then drop
+    the connection, so only an idempotent request is sent again then."""
 
     def __init__(self, unread: bool, cause: BaseException | None) -> None:
         super().__init__("server disconnected without sending a response")
@@ -101,9 +102,8 @@ class Connection(asyncio.Protocol):
         if self._parser is not None and self._head_done and self._close_delimited and exc is None:
             self._finish()  # a TLS stream may end without eof_received: the body ends with it
         if self._parser is not None and not self._done:
-            if not self._got_byte:
-                unread = isinstance(exc, (ConnectionResetError, BrokenPipeError))
-                self._fail(ServerClosed(unread, exc), exc)
+            if not self._got_byte:  # after our write: a reset does not prove it went unread
+                self._fail(ServerClosed(False, exc), exc)
             elif exc is not None:
                 self._fail(httpx.ReadError(f"connection lost before the response ended: {exc}"), exc)
             else:

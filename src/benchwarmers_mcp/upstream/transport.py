@@ -9,9 +9,10 @@ one sends the head and body in one write and parses with httptools (see issue 13
 HTTP/1.1 only, as httpx's default. Bounds as ``httpx.Limits``: at most ``max_connections`` open in
 all, at most ``max_keepalive`` idle, an idle one closed after ``keepalive_expiry`` seconds; a
 request that finds every slot taken waits up to the pool timeout. An idle connection the server
-closed is never handed out; a request on a reused connection the server reset before reading it
-(or an idempotent one whose connection ended before any response byte) is sent once more on a
-fresh connection, as the peer cannot have acted on it.
+closed is never handed out (the socket is polled before reuse); a request whose reused connection
+was gone before it was written, or an idempotent one whose connection ended before any response
+byte, is sent once more on a fresh connection. A POST that went out is never sent twice: the
+server may have acted on it (an LLM call is billed) before it dropped the connection.
 """
 
 from __future__ import annotations
