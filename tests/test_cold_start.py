@@ -25,12 +25,13 @@ UPSTREAM = "http://upstream.test/v1"  # answered in the subprocess by an httpx.M
 # Imported only when first used; each is named by the step that first needs it.
 NOT_AT_START = {
     "mcp": "mcp",  # the MCP SDK: the first /mcp request (app.McpStarter)
-    "benchwarmers_mcp.mcp.server": "mcp",
+    "benchwarmers_mcp.mcp": "mcp",  # the MCP face
     "pydantic": "mcp",  # a face that validates a body (admin, MCP); the gateway dialects do not
     "benchwarmers_mcp.health.probes": "onboard",  # the onboarding worker's first probe
     "benchwarmers_mcp.upstream.listing": "onboard",  # ... and its first endpoint listing
     "benchwarmers_mcp.health.rules": "onboard",
-    "benchwarmers_mcp.admin.onboarding": "onboard",  # an admin route's handler, on its first request
+    "benchwarmers_mcp.admin": "onboard",  # the admin face: an admin route's handler, on its first request
+    "benchwarmers_mcp.catalog.registration": "onboard",  # the catalog's register step
     "benchwarmers_mcp.gateway.openai_chat": "turn",  # a dialect, on its route's first request
     "benchwarmers_mcp.engine.route": "turn",
 }
