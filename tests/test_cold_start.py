@@ -30,6 +30,7 @@ NOT_AT_START = {
     "benchwarmers_mcp.health.probes": "onboard",  # the onboarding worker's first probe
     "benchwarmers_mcp.upstream.listing": "onboard",  # ... and its first endpoint listing
     "benchwarmers_mcp.health.rules": "onboard",
+    "difflib": "onboard",  # the listing step's "did you mean"
     "benchwarmers_mcp.admin": "onboard",  # the admin face: an admin route's handler, on its first request
     "benchwarmers_mcp.catalog.registration": "onboard",  # the catalog's register step
     "benchwarmers_mcp.gateway.openai_chat": "turn",  # a dialect, on its route's first request

@@ -20,7 +20,6 @@ its step; clear hides finished items.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 import uuid
@@ -231,6 +230,8 @@ class Onboarding:
     async def _served(self, item: Item) -> Step:
         # the listing, the providers it asks and the retire rules load with the queue's first item:
         # the app starts this worker, and an empty queue must not cost a start-up their imports
+        import difflib
+
         from benchwarmers_mcp.health.rules import listed
         from benchwarmers_mcp.upstream.listing import listing
 
