@@ -35,6 +35,7 @@ NOT_AT_START = {
     "benchwarmers_mcp.catalog.registration": "onboard",  # the catalog's register step
     "benchwarmers_mcp.gateway.openai_chat": "turn",  # a dialect, on its route's first request
     "benchwarmers_mcp.engine.route": "turn",
+    "benchwarmers_mcp.catalog": "onboard",  # the register step; pacing reads learned facts only from a failure
 }
 NEVER = (  # nothing in these steps needs them
     "websockets", "wsproto",  # uvicorn with ws="none": no route takes a WebSocket
