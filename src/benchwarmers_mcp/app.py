@@ -36,6 +36,7 @@ from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import replicas as replica_store
+from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
@@ -183,9 +184,10 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             await tg.start(replica_store.keep_present, db, ctx.replica)
             app.state.mcp_http = None
             app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
-            from benchwarmers_mcp.suite import runner as suite_runner
+            if await suite_store.unfinished_runs(db):  # unfinished suite runs continue where they stopped
+                from benchwarmers_mcp.suite import runner as suite_runner  # the suite loads only when one did
 
-            await suite_runner.resume(ctx)  # unfinished suite runs continue where they stopped
+                await suite_runner.resume(ctx)
             start_workers(ctx)
             try:
                 yield

@@ -15,14 +15,16 @@ import logging
 import math
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.errors import BadRequest, BenchError, HungUp, TooLarge, UnsupportedMediaType
+
+if TYPE_CHECKING:  # pydantic loads with the first module that validates a body (admin, MCP), not here
+    from pydantic import ValidationError
 
 log = logging.getLogger("benchwarmers.gateway")
 

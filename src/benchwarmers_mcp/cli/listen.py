@@ -78,6 +78,10 @@ class BoundedH11Protocol(H11Protocol):
         self._cancel_head_timer()
         super().connection_lost(exc)
 
+    def _unsupported_upgrade_warning(self) -> None:
+        """No route takes a WebSocket (``ws="none"`` in ``server_for``): a request asking to upgrade is
+        answered as plain HTTP, without uvicorn's two warning lines advising to install a library."""
+
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
@@ -162,6 +166,9 @@ def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | No
                             h11_max_incomplete_event_size=settings.max_head_bytes, log_level="warning",
                             access_log=False, lifespan="on", server_header=False,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                            # no route takes a WebSocket: "auto" would import a WebSocket library
+                            # wherever one is installed (google-genai brings websockets), ~20 ms a start
+                            ws="none",
                             log_config=LOGGING_CONFIG if log_config is None else log_config)
     return Server(config, on_stop)
 

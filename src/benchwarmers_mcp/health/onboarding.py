@@ -20,19 +20,16 @@ its step; clear hides finished items.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, ProviderError
-from benchwarmers_mcp.health.probes import Prober
-from benchwarmers_mcp.health.rules import listed
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import names
@@ -40,8 +37,10 @@ from benchwarmers_mcp.store import onboarding as queue
 from benchwarmers_mcp.store import scheduler as leases
 from benchwarmers_mcp.store.models import ROLES, ModelRecord
 from benchwarmers_mcp.store.onboarding import Item, Wanted
-from benchwarmers_mcp.upstream.listing import Listing, listing
 from benchwarmers_mcp.upstream.quota import iso
+
+if TYPE_CHECKING:
+    from benchwarmers_mcp.upstream.listing import Listing
 
 log = logging.getLogger("benchwarmers.onboarding")
 MODES = ("full", "quick", "quick-adhoc")
@@ -163,8 +162,9 @@ class Onboarding:
 
     async def drain(self) -> int:
         """Work the queue until it is empty, if no other process is; returns the items finished."""
-        if self.busy or not await leases.take_lease(self.ctx.db, "onboarding", self.owner, self.clock.now(),
-                                                    self.lease_ttl):
+        if self.busy or not await queue.waiting(self.ctx.db):  # an empty queue (every start) writes nothing
+            return 0
+        if not await leases.take_lease(self.ctx.db, "onboarding", self.owner, self.clock.now(), self.lease_ttl):
             return 0
         self.busy, finished = True, 0
         try:
@@ -228,6 +228,13 @@ class Onboarding:
             return Step("failed", f"{type(e).__name__}: {e}")
 
     async def _served(self, item: Item) -> Step:
+        # the listing, the providers it asks and the retire rules load with the queue's first item:
+        # the app starts this worker, and an empty queue must not cost a start-up their imports
+        import difflib
+
+        from benchwarmers_mcp.health.rules import listed
+        from benchwarmers_mcp.upstream.listing import listing
+
         endpoint = await endpoint_store.get(self.ctx.db, item.endpoint)
         try:
             found = await listing(self.ctx, endpoint)
@@ -272,6 +279,8 @@ class Onboarding:
             return Step("skipped", "ad hoc: never probed on its own")
         if model.role == "image":
             return Step("skipped", "an image generator: not probed with text")
+        from benchwarmers_mcp.health.probes import Prober  # at the first probe, not at start (_served)
+
         rows = await Prober(self.ctx).probe(model, "onboarding")
         tiny = rows[0]
         if not tiny.answered:

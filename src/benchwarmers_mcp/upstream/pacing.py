@@ -35,7 +35,6 @@ from typing import Any
 import anyio
 import httpx
 
-from benchwarmers_mcp.catalog import learned
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -390,6 +389,8 @@ def consequences(policy: PacingPolicy, s: Settlement, gate: Gate, error: BaseExc
         return
     if not isinstance(error, ProviderError):
         return
+    from benchwarmers_mcp.catalog import learned  # its patterns compile at the first failure, not at start
+
     taught = [] if isinstance(error, (RateLimited, AuthOrBilling, UpstreamTimeout)) else learned.read(message)
     s.facts += [(r.fact, r.value, r.evidence) for r in taught]
     problem = account_problem(error, seen)
