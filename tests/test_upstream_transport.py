@@ -536,6 +536,7 @@ def test_route_turns_through_the_app_reach_a_real_upstream_socket(
         base = net.serve(app, port)
         lean_transport = app.state.ctx.client._transport
         assert isinstance(lean_transport, LeanTransport)
+        assert app.state.ctx.caller.transport is lean_transport, "model calls go to it directly"
         with openai.OpenAI(http_client=net.client2(), base_url=base + "/v1", api_key="x", max_retries=0) as oa:
             whole = oa.chat.completions.create(model="bench/agents:route",
                                                messages=[{"role": "user", "content": "hello lean"}])

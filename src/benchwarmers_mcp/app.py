@@ -131,16 +131,23 @@ def closing(app: Starlette) -> None:
         ctx.events.close()
 
 
-def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
-    """The one shared outbound client. It never follows a redirect, so a key never reaches another host.
-    ``transport`` is a test seam: tests route upstream hosts to in-process fakes through it. Without
-    one, calls go through ``upstream.transport.LeanTransport`` (httpcore costs most of a call's CPU),
-    except when the environment names a proxy: a client given a transport ignores HTTP(S)_PROXY and
-    ALL_PROXY, so then httpx's own transport (and its proxy mounts) stays."""
+def outbound_transport(settings: Settings,
+                       transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncBaseTransport | None:
+    """What the shared client sends through: ``transport`` (the test seam: tests route upstream
+    hosts to in-process fakes through it), else ``upstream.transport.LeanTransport`` (httpcore costs
+    most of a call's CPU), except when the environment names a proxy: a client given a transport
+    ignores HTTP(S)_PROXY and ALL_PROXY, so then httpx's own transport (and its proxy mounts) stays
+    (None)."""
     if transport is None and not settings.upstream_proxy:
         transport = LeanTransport(max_connections=200, max_keepalive=50)
+    return transport
+
+
+def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """The one shared outbound client, over ``outbound_transport(settings, transport)``. It never
+    follows a redirect, so a key never reaches another host."""
     return httpx.AsyncClient(
-        transport=transport,
+        transport=outbound_transport(settings, transport),
         follow_redirects=False,
         timeout=httpx.Timeout(settings.seat_timeout, connect=settings.upstream_connect_timeout),
         limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
@@ -172,11 +179,13 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
         async with AsyncExitStack() as stack:
             settings.home.mkdir(parents=True, exist_ok=True)
             db = await stack.enter_async_context(Database(settings.store_target))
-            http = await stack.enter_async_context(make_client(settings, upstream_transport))
+            transport = outbound_transport(settings, upstream_transport)  # None: httpx's, for proxies
+            http = await stack.enter_async_context(make_client(settings, transport))
             keys = KeyStore(settings.config_dir, settings.env_keys)
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            ctx = Context(settings, db, keys, http, ModelCaller(db, keys, http), tg, route_tuning=route_tuning,
+            caller = ModelCaller(db, keys, http, transport=transport)  # model calls go to it directly
+            ctx = Context(settings, db, keys, http, caller, tg, route_tuning=route_tuning,
                           events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx
             tg.start_soon(feed.run)

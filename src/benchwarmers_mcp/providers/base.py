@@ -33,12 +33,18 @@ ResponseHook = Callable[[httpx.Response], None]
 
 @dataclass(frozen=True)
 class Connection:
+    """``transport``: the shared client's own transport, which a call is sent to directly (the
+    client's cookie jar, auth and redirect machinery cost a third of a call's CPU and a gateway
+    wants none of them: no redirect is followed, no cookie is carried from one user's call to the
+    next). None when the client must route calls itself (proxies from the environment)."""
+
     base_url: str
     api_key: str | None
     client: httpx.AsyncClient
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float = 420.0
     on_response: ResponseHook | None = None
+    transport: httpx.AsyncBaseTransport | None = None
 
 
 class Provider(Protocol):

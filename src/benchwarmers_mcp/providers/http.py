@@ -7,6 +7,7 @@ Transport errors become ours inside ``map_transport_errors``, the one boundary, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -32,11 +33,47 @@ def _seen(conn: Connection, response: httpx.Response) -> None:
         conn.on_response(response)
 
 
+@functools.lru_cache(maxsize=512)
+def _url(url: str) -> httpx.URL:
+    """A parsed URL (immutable), kept: an endpoint's few URLs are parsed once, not on every call."""
+    return httpx.URL(url)
+
+
+def _request(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Request:
+    """The POST as the shared client would build it: its default headers (user agent, accepted
+    encodings) under the call's own, the call's deadline for every phase but connecting (the
+    client's connect timeout, when shorter)."""
+    client = conn.client
+    connect = client.timeout.connect
+    timeout = httpx.Timeout(conn.timeout, connect=conn.timeout if connect is None else min(connect, conn.timeout))
+    merged = httpx.Headers(client.headers)
+    merged.update(headers)
+    return httpx.Request("POST", _url(url), json=body, headers=merged, extensions={"timeout": timeout.as_dict()})
+
+
+async def _send(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str], *,
+                stream: bool) -> httpx.Response:
+    """Send through the client's transport directly when there is one (``Connection.transport``),
+    else through the client; a whole answer's body is read before it returns."""
+    if conn.transport is None:
+        request = conn.client.build_request("POST", url, json=body, headers=headers, timeout=conn.timeout)
+        return await conn.client.send(request, stream=stream)
+    request = _request(conn, url, body, headers)
+    response = await conn.transport.handle_async_request(request)
+    response.request = request
+    if not stream:
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+    return response
+
+
 async def post_json(conn: Connection, url: str, body: dict[str, Any],
                     headers: dict[str, str]) -> tuple[Any, httpx.Headers]:
     """POST for a whole answer: its parsed JSON body and the response headers (for in-band errors)."""
     with map_transport_errors():
-        response = await conn.client.post(url, json=body, headers=headers, timeout=conn.timeout)
+        response = await _send(conn, url, body, headers, stream=False)
         _seen(conn, response)
         await raise_for_status(response)
         return parse_json(response.text), response.headers
@@ -48,10 +85,13 @@ async def open_stream(conn: Connection, url: str, body: dict[str, Any],
     """POST for a stream: the checked response, open while the block reads it; transport errors
     raised while reading are mapped here too."""
     with map_transport_errors():
-        async with conn.client.stream("POST", url, json=body, headers=headers, timeout=conn.timeout) as response:
+        response = await _send(conn, url, body, headers, stream=True)
+        try:
             _seen(conn, response)
             await raise_for_status(response)
             yield response
+        finally:
+            await response.aclose()
 
 
 def collect(events: Iterable[StreamEvent], finish: Finish) -> Answer:

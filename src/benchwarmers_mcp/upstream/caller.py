@@ -97,10 +97,13 @@ class _Call:
 
 class ModelCaller:
     def __init__(self, db: Database, keys: KeyStore, client: httpx.AsyncClient,
-                 policy: PacingPolicy | None = None) -> None:
+                 policy: PacingPolicy | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """``transport``: the client's own, which model calls are sent to directly
+        (``providers.base.Connection``); None sends them through the client."""
         self.db = db
         self.keys = keys
         self.client = client
+        self.transport = transport
         self.policy = policy or PacingPolicy()
         self.pacer = Pacer(db, self.policy)
         self._secrets: dict[tuple[str | None, str | None, tuple[tuple[str, str], ...]], Secrets] = {}
@@ -123,7 +126,7 @@ class ModelCaller:
     def provider(self, call: _Call) -> Provider:
         endpoint = call.gate.endpoint
         connection = Connection(endpoint.base_url, call.key, self.client, dict(endpoint.headers), call.remaining(),
-                                call.observe)
+                                call.observe, self.transport)
         return make_provider(endpoint.api, connection)
 
     def request_for(self, model: ModelRecord, request: ModelRequest) -> ModelRequest:
