@@ -15,6 +15,7 @@ import asyncio
 import json
 import sys
 import time
+from typing import cast
 
 ANSWER = "answer from the fake upstream: a short reply of a few words."
 USAGE = {"prompt_tokens": 12, "completion_tokens": 14, "total_tokens": 26}
@@ -61,8 +62,7 @@ class FakeProtocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not asyncio.Transport subclasses
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
