@@ -291,10 +291,12 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
     targets = [(upstream, "m1"), (a.port, "bench/trio:route")] + ([(b.port, "bench/trio:route")] if b else [])
     for stream in (False, True):
         pairs = [caller(port, body(model, stream=stream)) for port, model in targets]
+        cpu = cpu_seconds(a.pid)
         results = await interleaved([c for _, c in pairs], n)
+        kind = "stream" if stream else "turn"
+        fig.add(f"{kind}.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
         for client, _ in pairs:
             await client.close()
-        kind = "stream" if stream else "turn"
         names = ["direct", "A", "B"]
         for name, rs in zip(names, results, strict=False):
             for what in ("total", "ttfb") if stream else ("total",):
@@ -307,7 +309,9 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
         if b:
             b.served += n + 10
     pairs = [caller(upstream, body("m1")), caller(a.port, body("bench/trio"))]
+    cpu = cpu_seconds(a.pid)
     direct, panel = await interleaved([c for _, c in pairs], n)
+    fig.add("panel.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
     for client, _ in pairs:
         await client.close()
     a.served += n + 10
@@ -365,6 +369,8 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
         for p in ("p50", "p95"):
             print(f"{'streamed route turn, ' + label + ' ' + p + ' (ms)':58} {g(f'stream.{what}.direct.{p}'):10.2f}"
                   f" {g(f'stream.{what}.A.{p}'):10.2f} {added('stream', what, p=p):+9.2f}")
+    print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
+          f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f}")
     print()
     print(f"{'concurrency':58} {'rps':>8} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6} {'cpu ms/req':>10} {'x direct':>8}")
     rows_c = [("direct upstream", "direct", None), ("route turns", "turn.A", "c.turn.ratio"),
