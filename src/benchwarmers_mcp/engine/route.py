@@ -383,7 +383,7 @@ class _Driver:
                     async for event in events:
                         event = names.event(event)
                         if committed:
-                            await self._forward(event)
+                            self._forward(event)
                             continue
                         if self.record.first_token_s is None:
                             self.record.first_token_s = time.monotonic() - began
@@ -404,8 +404,15 @@ class _Driver:
             raise anyio.BrokenResourceError  # run() records the turn as cancelled
         if scope.cancelled_caught:
             outcome = UpstreamTimeout(f"no first token from {member.alias} in {self.tune.first_token:g} s")
+        return await self._settle(member, held, committed, outcome, last)
+
+    async def _settle(self, member: ModelRecord, held: list[StreamEvent], committed: bool,
+                      outcome: ProviderError | None, last: bool) -> ProviderError | None:
+        """What an attempt's end means: after a commit a failure is the turn's (the agent has part
+        of the answer); before it, a failure or an empty answer (unless from the last member tried)
+        hands the turn on; a whole answer held back is committed now."""
         if committed:
-            if outcome is not None:  # the member failed after the agent had part of its answer
+            if outcome is not None:
                 self.record.status = "timeout" if isinstance(outcome, UpstreamTimeout) else "error"
                 await self._fail(outcome)
             return None
@@ -429,10 +436,10 @@ class _Driver:
         if self.shadow is not None:
             self.shadow.start(self.ctx, member)
         for event in held:
-            await self._forward(event)
+            self._forward(event)
         self.record.status = "ok"
 
-    async def _forward(self, event: StreamEvent) -> None:
+    def _forward(self, event: StreamEvent) -> None:
         self.turn.relayed.add(event)
         self.send.send_nowait(event)  # the pipe is unbounded: a send never waits (nor yields)
 
