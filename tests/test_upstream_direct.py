@@ -67,4 +67,6 @@ async def test_through_the_client_the_cookie_jar_works_as_httpx_does() -> None:
     tells the two paths apart)."""
     seen, client = await _calls(direct=False)
     assert "cookie" not in seen[0].headers
+    assert all(r.extensions["timeout"] == {"connect": 10.0, "read": 300.0, "write": 300.0, "pool": 300.0}
+               for r in seen), "connecting has the client's 10 s on this path too, not the whole deadline"
     assert seen[1].headers["cookie"] == "session=s1" and seen[2].headers["cookie"] == "session=s2"

@@ -39,16 +39,20 @@ def _url(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
+def _timeout(conn: Connection) -> httpx.Timeout:
+    """The call's deadline for every phase but connecting, which has the client's connect timeout
+    when that is shorter (a bare ``timeout=`` float would give connecting the whole deadline)."""
+    connect = conn.client.timeout.connect
+    return httpx.Timeout(conn.timeout, connect=conn.timeout if connect is None else min(connect, conn.timeout))
+
+
 def _request(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Request:
     """The POST as the shared client would build it: its default headers (user agent, accepted
-    encodings) under the call's own, the call's deadline for every phase but connecting (the
-    client's connect timeout, when shorter)."""
-    client = conn.client
-    connect = client.timeout.connect
-    timeout = httpx.Timeout(conn.timeout, connect=conn.timeout if connect is None else min(connect, conn.timeout))
-    merged = httpx.Headers(client.headers)
+    encodings) under the call's own, and ``_timeout``."""
+    merged = httpx.Headers(conn.client.headers)
     merged.update(headers)
-    return httpx.Request("POST", _url(url), json=body, headers=merged, extensions={"timeout": timeout.as_dict()})
+    return httpx.Request("POST", _url(url), json=body, headers=merged,
+                         extensions={"timeout": _timeout(conn).as_dict()})
 
 
 async def _send(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str], *,
@@ -56,7 +60,7 @@ async def _send(conn: Connection, url: str, body: dict[str, Any], headers: dict[
     """Send through the client's transport directly when there is one (``Connection.transport``),
     else through the client; a whole answer's body is read before it returns."""
     if conn.transport is None:
-        request = conn.client.build_request("POST", url, json=body, headers=headers, timeout=conn.timeout)
+        request = conn.client.build_request("POST", url, json=body, headers=headers, timeout=_timeout(conn))
         return await conn.client.send(request, stream=stream)
     request = _request(conn, url, body, headers)
     response = await conn.transport.handle_async_request(request)
