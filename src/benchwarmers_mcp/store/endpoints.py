@@ -86,7 +86,12 @@ async def get(db: Database, name: str) -> Endpoint:
 
 async def list_all(db: Database) -> list[Endpoint]:
     """Every endpoint by name, kept while the configuration is unchanged (``config_version``)."""
-    return [copy_of(e) for e in await config_version.cached(db, "endpoints.list_all", _all)]
+    return [copy_of(e) for e in await _kept(db)]
+
+
+async def _kept(db: Database) -> tuple[Endpoint, ...]:
+    """The kept endpoints themselves: read them, never hand them out (``copy_of``)."""
+    return await config_version.cached(db, "endpoints.list_all", _all)
 
 
 async def _all(db: Reader) -> tuple[Endpoint, ...]:
@@ -97,7 +102,7 @@ async def simulated_names(db: Database) -> set[str]:
     """The endpoints that serve simulated models (the ``simulated`` API): from the kept endpoints,
     so a panel (which asks every time) costs no statement for it inside a ``config_version.shared``
     ask."""
-    return {e.name for e in await config_version.cached(db, "endpoints.list_all", _all) if e.api == "simulated"}
+    return {e.name for e in await _kept(db) if e.api == "simulated"}
 
 
 async def remove(db: Database, name: str) -> None:
