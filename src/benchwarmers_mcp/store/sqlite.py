@@ -23,8 +23,8 @@ in WAL a reader never waits for a writer), and move to a thread only when they w
 A read on ``Database`` from the task that holds the open transaction runs on the writer, inside it
 (it sees that transaction's rows, as on PostgreSQL); any other task's read sees only commits.
 
-Every statement is still a checkpoint (other tasks run before it: `asyncio.sleep(0)`), as a thread hop was: code that
-counted on a store call letting a woken task run first keeps working.
+Every statement is still a checkpoint (other tasks run before it: ``asyncio.sleep(0)``), as a
+thread hop was: code that counted on a store call letting a woken task run first keeps working.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class _Inline:
         return await anyio.to_thread.run_sync(call)
 
     async def call(self, sql: str, fn: Callable[[], T]) -> T:
-        await asyncio.sleep(0)  # each statement stays a point where other tasks run (anyio's checkpoint, minus its lookups)
+        await asyncio.sleep(0)  # each statement stays a point where other tasks run (anyio's lookups spared)
         try:
             return self.run(sql, fn)
         except _Slow:
