@@ -140,3 +140,25 @@ def test_a_client_that_hangs_up_mid_body_is_logged_as_a_hang_up(server: tuple[in
     text = log.read_text()
     assert " /v1/chat/completions 499 " in text, text
     assert "Traceback" not in text and "unexpected failure" not in text and " 500 " not in text, text
+
+
+def test_pipelined_requests_are_answered_in_turn(server: tuple[int, Path]) -> None:
+    """Two heads in one write: both answered, in order, on the one connection (the head deadline of
+    the second is not armed while the first is answered, and the second's answer closes it)."""
+    port = server[0]
+    sock = connect(port)
+    sock.sendall(head(port, "GET", "/health") + head(port, "GET", "/v1/models", "Connection: close"))
+    reply = until_closed(sock)
+    assert reply.count(b"HTTP/1.1 200 ") == 2, reply[:400]
+    assert reply.index(b'"ok"') < reply.index(b'"data"'), reply[:400]
+
+
+def test_a_kept_alive_connection_has_a_head_deadline_for_its_next_request(server: tuple[int, Path]) -> None:
+    port = server[0]
+    sock = connect(port)
+    sock.sendall(head(port, "GET", "/health"))
+    first = b""
+    while b'"ok"' not in first:
+        first += sock.recv(65536)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the next head, never finished
+    assert until_closed(sock).startswith(b"HTTP/1.1 408"), "the second head was left open"

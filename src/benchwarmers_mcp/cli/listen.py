@@ -1,17 +1,23 @@
 """How the server listens: its socket, bound before anything else is made, and uvicorn's HTTP
 protocol with every connection bounded in time and size.
 
-uvicorn bounds an idle kept-alive connection (``timeout_keep_alive``) and the size of a request
-head (h11's ``max_incomplete_event_size``: past it the request is answered 400 and the connection
-closed), but it has no deadline for a request head that trickles in a byte at a time, nor for a
-fresh connection that sends nothing. ``BoundedH11Protocol`` adds one: a request head must arrive
-whole within ``head_timeout`` seconds of the connection being ready for it (opened, or done with
-its last answer), however the bytes trickle; after that the connection is closed, with a 408 when
-part of a head came. The body's deadline, the header count and the other head checks are the
-guard's (``access/guard.py``), so they hold whatever server runs the app.
+The parser is httptools (llhttp, in C): uvicorn's h11 protocol cost about a fifth of the server's
+CPU on a route turn (``benchmarks/hotpath.py`` profiles). uvicorn bounds an idle kept-alive
+connection (``timeout_keep_alive``), but with httptools it has no bound on a request head at all:
+neither its time (a head that trickles in a byte at a time, a fresh connection that sends nothing)
+nor its size (uvicorn keeps the URL and headers as they come). ``BoundedHttpProtocol`` adds both:
 
-The protocol is always h11, named here, so an installed ``httptools`` never swaps in a parser
-without these bounds.
+- a request head must arrive whole within ``head_timeout`` seconds of the connection being ready
+  for it (opened, or done with its last answer), however the bytes trickle; after that the
+  connection is closed, with a 408 when part of a head came;
+- a head still unfinished after ``max_head_bytes`` bytes is answered 400 and the connection
+  closed. A head that is whole goes on to the guard (``access/guard.py``), which answers a large
+  one 431 in the route's own shape, as it does the header count, the body's deadline and the
+  other head checks, so they hold whatever server runs the app.
+
+llhttp refuses ``Content-Length`` with ``Transfer-Encoding`` itself, with uvicorn's plain-text 400;
+it is told to let the pair through (``lenient_chunked_length``) so the guard answers it, in the
+route's shape and closing the connection, before any body is read.
 """
 
 from __future__ import annotations
@@ -22,10 +28,9 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-import h11
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from benchwarmers_mcp.settings import Settings
 
@@ -43,13 +48,22 @@ class ListenError(Exception):
     """The socket could not be bound; the message is one line saying what to do."""
 
 
-class BoundedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for each request head (see the module docstring)."""
+class BoundedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a deadline and a size bound for each request head (see the
+    module docstring)."""
 
     head_timeout = 10.0
+    max_head_bytes = 32 * 1024
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # both: uvicorn's (an answer to the first of pipelined requests) and the guard's pair
+        self.parser.set_dangerous_leniencies(lenient_data_after_close=True, lenient_chunked_length=True)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._reading_head = True  # between one message's end (or the connection's start) and the next head
+        self._head_bytes = 0  # bytes received while reading a head
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        self._head_timer: asyncio.TimerHandle | None = None
         super().connection_made(transport)
         self._arm_head_timer()
 
@@ -63,14 +77,25 @@ class BoundedH11Protocol(H11Protocol):
             self._head_timer = None
 
     def data_received(self, data: bytes) -> None:
+        if self._reading_head:
+            self._head_bytes += len(data)
         super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:  # a whole head arrived: the guard bounds the body
-            self._cancel_head_timer()
+        if self._reading_head and self._head_bytes > self.max_head_bytes and not self.transport.is_closing():
+            self.send_400_response("the request head is too large.")
+
+    def on_headers_complete(self) -> None:
+        self._reading_head, self._head_bytes = False, 0
+        self._cancel_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._reading_head = True
+        super().on_message_complete()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
-            self._cancel_head_timer()
+        if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+            self._cancel_head_timer()  # closed, or a pipelined request already under way
         else:  # kept alive: the next head has its own deadline
             self._arm_head_timer()
 
@@ -84,15 +109,16 @@ class BoundedH11Protocol(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+        if self.transport.is_closing() or not self._reading_head:
             return
-        if self.conn.trailing_data[0]:  # part of a head came: say why before closing
+        if self._head_bytes:  # part of a head came: say why before closing
             self.transport.write(TIMED_OUT)
         self.transport.close()
 
 
-def protocol_for(settings: Settings) -> type[BoundedH11Protocol]:
-    return type("BoundedH11Protocol", (BoundedH11Protocol,), {"head_timeout": settings.head_timeout})
+def protocol_for(settings: Settings) -> type[BoundedHttpProtocol]:
+    return type("BoundedHttpProtocol", (BoundedHttpProtocol,),
+                {"head_timeout": settings.head_timeout, "max_head_bytes": settings.max_head_bytes})
 
 
 def _host(bind: str) -> str:
@@ -162,8 +188,7 @@ def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | No
     """uvicorn for ``app`` with the connection bounds of ``settings``; ``on_stop`` runs first when it
     stops; ``log_config`` is uvicorn's logging (``None``: uvicorn's own)."""
     config = uvicorn.Config(app, host=settings.bind, port=settings.port, http=protocol_for(settings),
-                            timeout_keep_alive=max(1, round(settings.keep_alive_timeout)),
-                            h11_max_incomplete_event_size=settings.max_head_bytes, log_level="warning",
+                            timeout_keep_alive=max(1, round(settings.keep_alive_timeout)), log_level="warning",
                             access_log=False, lifespan="on", server_header=False,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE,
                             # no route takes a WebSocket: "auto" would import a WebSocket library
@@ -173,5 +198,5 @@ def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | No
     return Server(config, on_stop)
 
 
-__all__ = ["SHUTDOWN_GRACE", "BoundedH11Protocol", "ListenError", "Server", "bind_problem", "bind_socket", "protocol_for",
+__all__ = ["SHUTDOWN_GRACE", "BoundedHttpProtocol", "ListenError", "Server", "bind_problem", "bind_socket", "protocol_for",
            "server_for"]
