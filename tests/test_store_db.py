@@ -139,3 +139,57 @@ async def test_a_read_on_the_database_from_the_transactions_own_task_sees_its_ro
                 tg.start_soon(elsewhere)
         assert seen_elsewhere == [{}]  # another task: only what is committed
         assert (await ledger.totals(db))["c1"]["calls"] == 1
+
+
+@pytest.mark.anyio
+async def test_a_short_transaction_holds_the_writer_for_no_turn_of_the_loop(tmp_path: Path) -> None:
+    """Its statements run one after another: no other task runs between them, so no other write
+    queues behind the lock (a route turn's claim is four statements)."""
+    async with Database(tmp_path / "b.db") as db:
+        ticker = Ticker()
+
+        async def claim() -> int:
+            async with db.transaction() as tx:
+                ticker.ticks = 0
+                for i in range(4):
+                    await ledger.insert(tx, _row(i))
+                    await tx.fetchall("SELECT 1")
+                return ticker.ticks
+
+        assert await _during(ticker, claim) == 0
+        assert {c: t["calls"] for c, t in (await ledger.totals(db)).items()} == {"c0": 2, "c1": 2}
+
+
+@pytest.mark.anyio
+async def test_a_long_transaction_still_lets_the_loop_turn(tmp_path: Path) -> None:
+    async with Database(tmp_path / "b.db") as db:
+        ticker = Ticker()
+
+        async def bulk() -> int:
+            async with db.transaction() as tx:
+                ticker.ticks = 0
+                for i in range(3000):  # one by one: several milliseconds of statements
+                    await ledger.insert(tx, _row(i))
+                return ticker.ticks
+
+        assert await _during(ticker, bulk) > 0
+        assert sum(t["calls"] for t in (await ledger.totals(db)).values()) == 3000
+
+
+@pytest.mark.anyio
+async def test_a_write_cancelled_at_its_checkpoint_writes_nothing(tmp_path: Path) -> None:
+    """Cancelled before its statement ran: nothing in the store, and the caller hears of it; a write
+    that returns is in the store."""
+    async with Database(tmp_path / "b.db") as db:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await ledger.append(db, _row(1))
+            pytest.fail("the cancelled write returned")
+        assert await ledger.totals(db) == {}
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            async with db.transaction() as tx:
+                await ledger.insert(tx, _row(1))
+        assert await ledger.totals(db) == {}
+        await ledger.append(db, _row(1))
+        assert (await ledger.totals(db))["c1"]["calls"] == 1

@@ -8,23 +8,32 @@ lock instead of failing. A write returns only after its commit: what is acknowle
 Where statements run. A hop to a driver thread per statement (aiosqlite's way) costs ~70 us of CPU
 and ~150 us of wall time with the GIL handed back and forth, against ~5 us for the statement
 itself: a route turn's 18 statements cost more than the rest of the turn. So statements run on the
-event loop's thread, on two connections (a writer, and a reader for reads outside a transaction;
-in WAL a reader never waits for a writer), and move to a thread only when they would block it:
+event loop's thread, on two connections (a writer, and a reader), and move to a thread only when
+they would block it:
 
 - a read that takes more than ``INLINE_BUDGET`` of CPU (the thread's, so a busy machine that
   preempts the loop does not count) is interrupted (SQLite's progress handler; only that statement
   stops, a transaction stays open) and runs again in a thread (on aiosqlite's connection for reads
   outside a transaction); its SQL goes there directly for the next ``SLOW_FOR`` seconds;
 - a statement SQLite answers ``SQLITE_BUSY`` (another process holds the write lock) runs again in a
-  thread, waiting on ``busy_timeout`` as before: a busy statement changed nothing;
+  thread, waiting on ``busy_timeout`` as before: a busy statement changed nothing; that wait is
+  shielded (the connection is the thread's until it is done);
 - ``executemany`` (bulk) runs in a thread, and the WAL is checkpointed in a thread every
   ``CHECKPOINT_EVERY`` commits (automatic checkpoints, which fsync, are off on the writer).
 
 A read on ``Database`` from the task that holds the open transaction runs on the writer, inside it
-(it sees that transaction's rows, as on PostgreSQL); any other task's read sees only commits.
+(it sees that transaction's rows, as on PostgreSQL); any other task's read sees only commits: on
+the writer when it is idle (its page cache survives its own commits; the reader's is dropped after
+each), else on the reader (in WAL a reader never waits for a writer).
 
-Every statement is still a checkpoint (other tasks run before it: ``asyncio.sleep(0)``), as a
-thread hop was: code that counted on a store call letting a woken task run first keeps working.
+Checkpoints (points where other tasks run: ``asyncio.sleep(0)``). A read, a ``write()`` and a
+``transaction()`` each start with one, before the lock, so code that counted on a store call
+letting a woken task run first keeps working, and a cancellation there has changed nothing. Once
+the lock is taken nothing awaits: a write, BEGIN, COMMIT and ROLLBACK run at once, and statements
+inside a transaction run one after another, with a checkpoint only once ``YIELD_EVERY`` seconds
+have passed since the last.
+A transaction held across trips round the event loop made every other write queue behind it:
+at 20 concurrent route turns a turn cost 28% more CPU for it (benchmarks/versions.py).
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ INLINE_BUDGET = 0.002  # CPU seconds a read may hold the event loop before it mo
 SLOW_FOR = 60.0  # seconds a read found slow goes straight to the thread
 BUSY_TIMEOUT_MS = 30000  # how long a writer waits for another process's write lock (in a thread)
 CHECKPOINT_EVERY = 500  # commits between WAL checkpoints
+YIELD_EVERY = 0.001  # seconds a transaction's statements may run before one lets other tasks in
 _SLOW_KEEP = 256  # SQL texts remembered as slow (a bounded set)
 
 
@@ -120,6 +130,17 @@ class _Inline:
         except _Slow:
             return await self.in_thread(fn)
 
+    async def now(self, sql: str, fn: Callable[[], T]) -> T:
+        """``fn`` inline with no checkpoint first, so nothing can cancel it: it runs whole, or (when
+        it would block) in a thread that a cancellation waits for."""
+        try:
+            return self.run(sql, fn)
+        except _Slow:
+            pass
+        with anyio.CancelScope(shield=True):
+            result = await self.in_thread(fn)
+        return result
+
 
 def _rows(conn: sqlite3.Connection, sql: str, params: Params) -> Callable[[], list[Row]]:
     return lambda: conn.execute(sql, params).fetchall()
@@ -154,7 +175,7 @@ class SqliteDatabase(Database):
         # asyncio's lock: taken at once when free, where anyio's always goes round the event loop
         # twice (the app and the tests run on asyncio only)
         self._lock = asyncio.Lock()
-        self._holder: int | None = None  # the id of the task whose transaction is open
+        self._holder: asyncio.Task[Any] | None = None  # the task whose transaction is open
         self._slow: dict[str, float] = {}  # SQL found too slow for the loop, until when
         self._commits = 0
 
@@ -203,13 +224,17 @@ class SqliteDatabase(Database):
         return self._threaded
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        if self._holder is not None and self._holder == anyio.get_current_task().id:
+        if self._holder is not None and self._holder is asyncio.current_task():
             writer = self._side(self._writer)  # this task's own transaction: read inside it
             return await writer.call(sql, _rows(writer.conn, sql, params))
-        reader = self._side(self._reader)
         await asyncio.sleep(0)
+        # Decided after the checkpoint, and run at once: the writer when it is idle (no transaction
+        # open, no statement in a thread), since its page cache is still good after its own commits,
+        # where the reader's is dropped after every commit it did not make; else the reader.
+        side = self._writer if self._holder is None and not self._lock.locked() else self._reader
+        side = self._side(side)
         try:
-            return reader.run(sql, _rows(reader.conn, sql, params))
+            return side.run(sql, _rows(side.conn, sql, params))
         except _Slow:
             return list(await (await self._threaded_reader()).execute_fetchall(sql, params))
 
@@ -221,12 +246,13 @@ class SqliteDatabase(Database):
         """One write statement, atomic on its own; returns the rows it changed.
 
         It still takes the writer's lock, so it never lands inside another task's open transaction.
+        Its checkpoint comes first (a cancellation there writes nothing); then the statement runs
+        whole, with no await while the lock is held unless it must wait in a thread.
         """
+        await asyncio.sleep(0)
         async with self._lock:
             writer = self._side(self._writer)
-            with anyio.CancelScope(shield=True):
-                changed = await writer.call(sql, _changes(writer.conn, sql, params))
-            return changed
+            return await writer.now(sql, _changes(writer.conn, sql, params))
 
     @property
     def backend(self) -> str:
@@ -237,21 +263,20 @@ class SqliteDatabase(Database):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
+        await asyncio.sleep(0)  # BEGIN's checkpoint, before the lock (as ``write``)
         async with self._lock:
             writer = self._side(self._writer)
             conn = writer.conn
-            await writer.call("BEGIN", lambda: conn.execute("BEGIN IMMEDIATE").close())
-            self._holder = anyio.get_current_task().id
+            await writer.now("BEGIN", lambda: conn.execute("BEGIN IMMEDIATE").close())
+            self._holder = asyncio.current_task()
             try:
                 yield SqliteTransaction(writer)
             except BaseException:
-                with anyio.CancelScope(shield=True):
-                    if conn.in_transaction:
-                        await writer.call("ROLLBACK", lambda: conn.execute("ROLLBACK").close())
+                if conn.in_transaction:  # at once: nothing cancels it (a thread's wait is shielded)
+                    await writer.now("ROLLBACK", lambda: conn.execute("ROLLBACK").close())
                 raise
             else:
-                with anyio.CancelScope(shield=True):
-                    await writer.call("COMMIT", lambda: conn.execute("COMMIT").close())
+                await writer.now("COMMIT", lambda: conn.execute("COMMIT").close())
             finally:
                 self._holder = None
             self._commits += 1
@@ -261,14 +286,26 @@ class SqliteDatabase(Database):
 
 
 class SqliteTransaction(Transaction):
+    """Statements inside an open transaction run at once, one after another, with a checkpoint
+    only once ``YIELD_EVERY`` has passed since the last: a short transaction (a route turn's claim)
+    holds the writer's lock for no trip round the event loop, so no other write queues behind it,
+    and a long one still lets other tasks run."""
+
     dialect = "sqlite"
 
     def __init__(self, writer: _Inline) -> None:
         self._writer = writer
         self._conn = writer.conn
+        self._since = time.perf_counter()
+
+    async def _run(self, sql: str, fn: Callable[[], T]) -> T:
+        if time.perf_counter() - self._since > YIELD_EVERY:
+            await asyncio.sleep(0)
+            self._since = time.perf_counter()
+        return await self._writer.now(sql, fn)
 
     async def execute(self, sql: str, params: Params = ()) -> int:
-        return await self._writer.call(sql, _changes(self._conn, sql, params))
+        return await self._run(sql, _changes(self._conn, sql, params))
 
     async def insert(self, sql: str, params: Params = ()) -> int:
         def run() -> int:
@@ -278,14 +315,16 @@ class SqliteTransaction(Transaction):
                 raise RuntimeError("the insert made no row")
             return cur.lastrowid
 
-        return await self._writer.call(sql, run)
+        return await self._run(sql, run)
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        """Many rows (bulk work: in a thread)."""
-        await self._writer.in_thread(lambda: self._conn.executemany(sql, rows).close())
+        """Many rows (bulk work: in a thread, which a cancellation waits for: the connection is the
+        thread's until it is done)."""
+        with anyio.CancelScope(shield=True):
+            await self._writer.in_thread(lambda: self._conn.executemany(sql, rows).close())
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        return await self._writer.call(sql, _rows(self._conn, sql, params))
+        return await self._run(sql, _rows(self._conn, sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
