@@ -70,3 +70,51 @@ async def test_through_the_client_the_cookie_jar_works_as_httpx_does() -> None:
     assert all(r.extensions["timeout"] == {"connect": 10.0, "read": 300.0, "write": 300.0, "pool": 300.0}
                for r in seen), "connecting has the client's 10 s on this path too, not the whole deadline"
     assert seen[1].headers["cookie"] == "session=s1" and seen[2].headers["cookie"] == "session=s2"
+
+
+async def test_a_prepared_post_sends_the_bytes_an_httpx_request_would() -> None:
+    """The lean transport's prepared POST (the server's path) against the same call built as an
+    ``httpx.Request``: byte for byte the same head and body, on a real loopback socket."""
+    import asyncio
+
+    from benchwarmers_mcp.providers import http
+    from benchwarmers_mcp.upstream.transport import LeanTransport
+
+    received: list[bytes] = []
+    answer = json.dumps(WHOLE).encode()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:"))
+                received.append(head + await reader.readexactly(length))
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+                             % (len(answer), answer))
+                await writer.drain()
+        except asyncio.IncompleteReadError:  # the client closed its connection
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    transport = LeanTransport()
+    client = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(420.0, connect=10.0))
+    try:
+        conn = Connection(f"http://127.0.0.1:{port}/v1", "sk-test", client, headers={"X-Team": "blue", "User-Agent": "mine"},
+                          timeout=300.0, transport=transport)
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        body = {"model": "m", "messages": [{"role": "user", "content": "héllo ✓ \"quoted\""}], "n": 1.5}
+        headers = http.json_headers(conn, "Authorization", "Bearer ")
+        prepared = await http._send(conn, url, body, headers, stream=False)
+        assert prepared.json() == WHOLE and prepared.request.url.host == "127.0.0.1"
+        built = await transport.handle_async_request(http._request(conn, url, body, headers))
+        await built.aread()
+        assert len(received) == 2 and received[0] == received[1], received
+        assert b"\r\nUser-Agent: mine\r\n" in received[0] and b"\r\nHost: 127.0.0.1:%d\r\n" % port in received[0]
+    finally:
+        await client.aclose()
+        await asyncio.sleep(0.05)  # the handler sees the close and closes its end
+        server.close()
+        await server.wait_closed()

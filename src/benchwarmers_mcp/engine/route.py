@@ -149,15 +149,21 @@ class RouteTurn:
         if self.member is not None:
             return
         try:
-            with anyio.move_on_after(math.inf if wait is None else wait):
-                try:
-                    item = await self.receive.receive()
-                except anyio.EndOfStream:
-                    raise BadGateway("the route turn ended without an answer") from None
-                self._event(item)
+            if wait is None:  # no timer to set
+                await self._commit_or_failure()
+            else:
+                with anyio.move_on_after(wait):
+                    await self._commit_or_failure()
         except BaseException:
             self.close()
             raise
+
+    async def _commit_or_failure(self) -> None:
+        try:
+            item = await self.receive.receive()
+        except anyio.EndOfStream:
+            raise BadGateway("the route turn ended without an answer") from None
+        self._event(item)
 
     async def _receive(self, wait: float | None) -> Item | None:
         """The next item (None after ``wait`` idle seconds): what is already there at once, with no

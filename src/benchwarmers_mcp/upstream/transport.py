@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -191,31 +191,46 @@ class LeanTransport(httpx.AsyncBaseTransport):
         self._ssl_context = ssl_context
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        scheme = request.url.scheme
-        if scheme not in DEFAULT_PORTS:
-            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
-        host = request.url.raw_host.decode("ascii")
-        origin = (scheme, host, request.url.port or DEFAULT_PORTS[scheme])
-        timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         head = _head_of(request)
         try:
             body: bytes | None = head + request.content
         except httpx.RequestNotRead:
             body = None  # a streamed body: sent piece by piece after the head
+        return await self._exchange(request.url, request.method, head, body, request,
+                                    request.extensions.get("timeout", {}))
+
+    async def post_prepared(self, url: httpx.URL, fields: Sequence[tuple[bytes, bytes]], content: bytes,
+                            timeouts: Mapping[str, float | None]) -> httpx.Response:
+        """A POST whose header lines (``fields``, Host and Content-Length among them) and body the
+        caller made: what ``handle_async_request`` sends for such a request, without building an
+        ``httpx.Request`` (its headers' merge and JSON body cost more than the send itself)."""
+        head = _head(b"POST", url.raw_path, fields)
+        return await self._exchange(url, "POST", head, head + content, None, timeouts)
+
+    async def _exchange(self, url: httpx.URL, method: str, head: bytes, body: bytes | None,
+                        request: httpx.Request | None, timeouts: Mapping[str, float | None]) -> httpx.Response:
+        """Send ``body`` (head included), or ``head`` then ``request``'s stream when ``body`` is None,
+        and answer the response's head with its body to come."""
+        scheme = url.scheme
+        if scheme not in DEFAULT_PORTS:
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
+        host = url.raw_host.decode("ascii")
+        origin = (scheme, host, url.port or DEFAULT_PORTS[scheme])
         for attempt in (1, 2):
             conn, reused = await self._pool.acquire(
                 origin, lambda: self._connect(origin, timeouts.get("connect")), timeouts.get("pool"))
             try:
-                conn.start(head_only=request.method == "HEAD")
+                conn.start(head_only=method == "HEAD")
                 if body is not None:
                     await conn.write(body, timeouts.get("write"))
                 else:
+                    assert request is not None  # a streamed body is the request's
                     await conn.write(head, timeouts.get("write"))
                     await _send_stream(conn, request, timeouts.get("write"))
                 status, reason, headers = await conn.head(timeouts.get("read"))
             except ServerClosed as e:
                 self._pool.discard(conn)
-                if reused and attempt == 1 and body is not None and (e.unread or request.method in IDEMPOTENT):
+                if reused and attempt == 1 and body is not None and (e.unread or method in IDEMPOTENT):
                     continue
                 raise httpx.RemoteProtocolError(str(e)) from (e.cause or e)
             except BaseException:
@@ -253,13 +268,16 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
 
 def _head_of(request: httpx.Request) -> bytes:
+    return _head(request.method.encode("ascii"), request.url.raw_path, request.headers.raw)
+
+
+def _head(method: bytes, target: bytes, raw: Sequence[tuple[bytes, bytes]]) -> bytes:
     """The request line and headers as sent. A CR or LF inside a name or value would smuggle a
     header of its own: each header line must hold exactly one of each."""
-    raw = request.headers.raw
     fields = b"".join([b"%s: %s\r\n" % pair for pair in raw])
     if fields.count(b"\n") != len(raw) or fields.count(b"\r") != len(raw):
         raise httpx.LocalProtocolError("a request header holds a line break")
-    return b"%s %s HTTP/1.1\r\n%s\r\n" % (request.method.encode("ascii"), request.url.raw_path, fields)
+    return b"%s %s HTTP/1.1\r\n%s\r\n" % (method, target, fields)
 
 
 async def _send_stream(conn: Connection, request: httpx.Request, timeout: float | None) -> None:
