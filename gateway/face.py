@@ -198,7 +198,7 @@ async def begin(ctx: Context, ask: Ask, collection: Collection, request: Request
     streamed one at most ``stream_wait`` seconds (then the 200 goes and keep-alives follow)."""
     session = next((request.headers[h] for h in SESSION_HEADERS if request.headers.get(h)), None) or ask.session_hint
     turn = await route.start_turn(ctx, ask, collection, access=access_of(request), session=session,
-                                  hold_all=not ask.stream)
+                                  hold_all=not ask.stream, inline=not ask.stream)
     await turn.ready(route.tuning(ctx).stream_wait if ask.stream else None)
     return turn
 

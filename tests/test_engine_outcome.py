@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 
@@ -109,6 +110,31 @@ async def test_a_route_turn_keeps_its_own_outcome(ctx: Context) -> None:
     assert bench["call"] == turn.call and bench["usage"] == {"input_tokens": 7, "output_tokens": 3}
     (row,) = await route_store.turns_of(ctx.db, turn.conversation)
     assert row["status"] == "ok" and row["alias"] == "a"
+
+
+async def test_a_whole_turn_run_inline_is_driven_by_ready_and_recorded_before_it_returns(ctx: Context) -> None:
+    """``inline``: nothing runs until the face's ``ready()``, which drives the member's call in the
+    face's own task and returns with the turn's row written."""
+    caller: FakeCaller = ctx.caller  # type: ignore[assignment]
+    turn = await start_turn(ctx, ask(), Collection("core", ("a",)), access=Access.unscoped(), hold_all=True,
+                            inline=True)
+    for _ in range(5):
+        await anyio.lowlevel.checkpoint()
+    assert caller.called == [] and await route_store.turns_of(ctx.db, turn.conversation) == []
+    task = anyio.get_current_task().id
+    seen_in: list[int] = []
+
+    async def stream(*args: object, **kwargs: object) -> AsyncIterator[StreamEvent]:
+        seen_in.append(anyio.get_current_task().id)
+        async for event in FakeCaller.stream(caller, *args, **kwargs):  # type: ignore[arg-type]
+            yield event
+
+    caller.stream = stream  # type: ignore[method-assign]
+    await turn.ready()
+    assert seen_in == [task], "the member was called from the face's own task"
+    (row,) = await route_store.turns_of(ctx.db, turn.conversation)
+    assert row["status"] == "ok" and row["alias"] == "a"
+    assert (await turn.collect()).text == "turn by a"
 
 
 async def test_the_reply_mode_is_decided_in_one_place() -> None:

@@ -132,6 +132,7 @@ class RouteTurn:
     relayed: AnswerBuilder = field(default_factory=AnswerBuilder)
     dropped_tools: list[dict[str, str]] = field(default_factory=list)  # the face's: tools no member can run
     renamed_tools: dict[str, str] = field(default_factory=dict)  # tool names the member saw otherwise
+    driver: Callable[[], Awaitable[None]] | None = None  # a whole turn's driver, run by ``ready``
 
     def close(self) -> None:
         """Nobody will read the rest: the driver stops the member's call at once."""
@@ -149,6 +150,9 @@ class RouteTurn:
         if self.member is not None:
             return
         try:
+            if self.driver is not None:  # a whole turn: its driver runs here, to its end
+                driver, self.driver = self.driver, None
+                await driver()
             if wait is None:  # no timer to set
                 await self._commit_or_failure()
             else:
@@ -220,8 +224,13 @@ class RouteTurn:
 # ---- starting a turn ----------------------------------------------------------------------------
 
 async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: Access,
-                     session: str | None = None, hold_all: bool = False) -> RouteTurn:
-    """Refuse what no member can take, find the conversation, order the members, start the turn."""
+                     session: str | None = None, hold_all: bool = False, inline: bool = False) -> RouteTurn:
+    """Refuse what no member can take, find the conversation, order the members, start the turn.
+
+    ``inline`` (a whole turn, ``hold_all``): the driver runs in the caller's own task when it calls
+    ``ready()``, instead of a task of its own. A whole answer is relayed only once it is whole, so
+    nothing is gained by a second task but its start and a wake-up per event; the driver writes
+    the turn's row before ``ready()`` returns, as it does in the background."""
     require_access(access).check(collection.name)
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
@@ -236,7 +245,10 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     if len(line.eligible) > 1 and await shadow.enabled(ctx, collection):  # another member answers, unseen
         driver.shadow = shadow.Shadow(ask, collection, claim.conversation.id, claim.turn, await candidates.all(),
                                       lambda m: member_request(ask, m), tune.turn_timeout)
-    ctx.tg.start_soon(driver.run)
+    if inline and hold_all:
+        turn.driver = driver.run
+    else:
+        ctx.tg.start_soon(driver.run)
     return turn
 
 
