@@ -217,8 +217,32 @@ def streaming(turn: RouteTurn, frames: AsyncIterator[bytes], media_type: str,
     async def close() -> None:  # a coroutine: starlette hands a plain function to a worker thread
         turn.close()
 
-    return StreamingResponse(frames, media_type=media_type, headers={**route_headers(turn), **(extra_headers or {})},
-                             background=BackgroundTask(close))
+    return StreamingResponse(coalesced(turn, frames), media_type=media_type,
+                             headers={**route_headers(turn), **(extra_headers or {})}, background=BackgroundTask(close))
+
+
+async def coalesced(turn: RouteTurn, frames: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """The dialect's frames, those the turn already has the events for joined into one write: a
+    member's events often come several to a read (and the held ones all at the commit), and each
+    write was a trip through the ASGI layers and a system call. A frame that must wait goes alone,
+    so nothing is held back."""
+    iterator = aiter(frames)
+    try:
+        async for frame in iterator:
+            if turn.waiting():
+                yield frame
+                continue
+            batch = [frame]
+            while not turn.waiting():
+                try:
+                    batch.append(await anext(iterator))
+                except StopAsyncIteration:
+                    break
+            yield b"".join(batch)
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def arguments_object(call: ToolCall) -> dict[str, Any]:
@@ -242,5 +266,5 @@ async def texts(turn: RouteTurn, keepalive: float | None) -> AsyncIterator[str |
 
 
 __all__ = ["Dialect", "Parse", "RespondPanel", "RespondRoute", "SESSION_HEADERS", "arguments_object",
-           "as_bench_error", "begin", "count", "counted", "framed", "handle_ask", "listed", "named", "panel_usage",
+           "as_bench_error", "begin", "coalesced", "count", "counted", "framed", "handle_ask", "listed", "named", "panel_usage",
            "pieces", "reply_headers", "resolve_for", "route_headers", "streaming", "texts"]

@@ -137,6 +137,21 @@ async def test_a_whole_turn_run_inline_is_driven_by_ready_and_recorded_before_it
     assert (await turn.collect()).text == "turn by a"
 
 
+async def test_a_streamed_turn_tells_the_face_when_its_next_item_must_be_waited_for(ctx: Context) -> None:
+    """``waiting()``: False while items the driver sent are untaken, or once the driver is done."""
+    turn = await start_turn(ctx, ask(), Collection("core", ("a",)), access=Access.unscoped())
+    assert turn.waiting(), "nothing sent yet, and the driver is on"
+    await turn.ready()
+    for _ in range(100):  # the driver finishes on its own, with nobody reading
+        if turn.over:
+            break
+        await anyio.lowlevel.checkpoint()
+    assert turn.queued == 3 and not turn.waiting(), "three events after the commit, all still there"
+    seen = [event async for event in turn.events()]
+    assert [type(e).__name__ for e in seen] == ["TextDelta", "TextDelta", "Finish"]
+    assert turn.queued == 0 and not turn.waiting()
+
+
 async def test_the_reply_mode_is_decided_in_one_place() -> None:
     merged, route = Collection("core", ("a",), reply="merged"), Collection("core", ("a",), reply="route")
     assert reply_mode(ask(), merged) == "merged", "the collection's own mode"

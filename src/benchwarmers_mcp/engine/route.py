@@ -133,6 +133,8 @@ class RouteTurn:
     dropped_tools: list[dict[str, str]] = field(default_factory=list)  # the face's: tools no member can run
     renamed_tools: dict[str, str] = field(default_factory=dict)  # tool names the member saw otherwise
     driver: Callable[[], Awaitable[None]] | None = None  # a whole turn's driver, run by ``ready``
+    queued: int = 0  # items the driver sent that were not taken yet
+    over: bool = False  # the driver is done: nothing more will come
 
     def close(self) -> None:
         """Nobody will read the rest: the driver stops the member's call at once."""
@@ -144,6 +146,15 @@ class RouteTurn:
     @property
     def alias(self) -> str | None:
         return self.member.alias if self.member else None
+
+    def waiting(self) -> bool:
+        """Whether the next item must be waited for: none is there yet and the driver is still on.
+        (When it is not, a face's next frame comes without an await: it can go out with this one.)"""
+        return self.queued == 0 and not self.over
+
+    def _took(self, item: Item) -> Item:
+        self.queued -= 1
+        return item
 
     async def ready(self, wait: float | None = None) -> None:
         """Wait (at most ``wait`` seconds) for a member to commit; raise if every member failed first."""
@@ -164,7 +175,7 @@ class RouteTurn:
 
     async def _commit_or_failure(self) -> None:
         try:
-            item = await self.receive.receive()
+            item = self._took(await self.receive.receive())
         except anyio.EndOfStream:
             raise BadGateway("the route turn ended without an answer") from None
         self._event(item)
@@ -173,13 +184,13 @@ class RouteTurn:
         """The next item (None after ``wait`` idle seconds): what is already there at once, with no
         trip round the event loop and no timer."""
         try:
-            return self.receive.receive_nowait()
+            return self._took(self.receive.receive_nowait())
         except anyio.WouldBlock:
             pass
         if not wait:
-            return await self.receive.receive()
+            return self._took(await self.receive.receive())
         with anyio.move_on_after(wait):
-            return await self.receive.receive()
+            return self._took(await self.receive.receive())
         return None
 
     def _event(self, item: Item) -> StreamEvent | None:
@@ -332,6 +343,17 @@ class _Driver:
                                  key_name=self.ask.key_name)
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self.turn.over = True
+
+    def _put(self, item: Item) -> None:
+        """An item for the face (the pipe is unbounded: a send never waits, nor yields)."""
+        self.send.send_nowait(item)
+        self.turn.queued += 1
+
+    async def _run(self) -> None:
         async with self.send:
             try:
                 with anyio.move_on_after(self.tune.turn_timeout) as scope:
@@ -345,7 +367,7 @@ class _Driver:
                 log.exception("route turn %s.%s failed unexpectedly", self.claim.conversation.id, self.claim.turn)
                 self.record.status, self.record.error = "error", f"internal error: {type(e).__name__}"
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    self.send.send_nowait(Failed(BenchError("internal error in route mode; the server log has it")))
+                    self._put(Failed(BenchError("internal error in route mode; the server log has it")))
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._write()
@@ -355,7 +377,7 @@ class _Driver:
         self.record.error = error.message
         with anyio.CancelScope(shield=True):
             await self._write()
-        self.send.send_nowait(Failed(error))
+        self._put(Failed(error))
 
     async def _turn(self) -> None:
         i = 0
@@ -450,7 +472,7 @@ class _Driver:
         self.record.alias, self.record.call = member.alias, call
         failed_over = tuple(self.tried)
         self.turn.member, self.turn.call, self.turn.failed_over = member, call, failed_over
-        self.send.send_nowait(Committed(member, call, failed_over))
+        self._put(Committed(member, call, failed_over))
         if self.shadow is not None:
             self.shadow.start(self.ctx, member)
         for event in held:
@@ -459,7 +481,7 @@ class _Driver:
 
     def _forward(self, event: StreamEvent) -> None:
         self.turn.relayed.add(event)
-        self.send.send_nowait(event)  # the pipe is unbounded: a send never waits (nor yields)
+        self._put(event)
 
     async def _write(self) -> None:
         """The turn's row, written once."""
