@@ -153,6 +153,7 @@ def settle_collector() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    gc.enable()  # off through start-up (``cli.main.run_server_command``)
 
 
 def serve(settings: Settings) -> int:
