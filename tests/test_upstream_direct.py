@@ -74,7 +74,8 @@ async def test_through_the_client_the_cookie_jar_works_as_httpx_does() -> None:
 
 async def test_a_prepared_post_sends_the_bytes_an_httpx_request_would() -> None:
     """The lean transport's prepared POST (the server's path) against the same call built as an
-    ``httpx.Request``: byte for byte the same head and body, on a real loopback socket."""
+    ``httpx.Request`` with ``json=`` by httpx itself: byte for byte the same head and body, on a real
+    loopback socket. (A test's transport gets a request made of the prepared bytes: the tests above.)"""
     import asyncio
 
     from benchwarmers_mcp.providers import http
@@ -109,7 +110,9 @@ async def test_a_prepared_post_sends_the_bytes_an_httpx_request_would() -> None:
         headers = http.json_headers(conn, "Authorization", "Bearer ")
         prepared = await http._send(conn, url, body, headers, stream=False)
         assert prepared.json() == WHOLE and prepared.request.url.host == "127.0.0.1"
-        built = await transport.handle_async_request(http._request(conn, url, body, headers))
+        merged = httpx.Headers(client.headers)  # the POST as the shared client itself would build it
+        merged.update(headers)
+        built = await transport.handle_async_request(httpx.Request("POST", url, json=body, headers=merged))
         await built.aread()
         assert len(received) == 2 and received[0] == received[1], received
         assert b"\r\nUser-Agent: mine\r\n" in received[0] and b"\r\nHost: 127.0.0.1:%d\r\n" % port in received[0]

@@ -41,11 +41,12 @@ def _url(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-def _timeout(conn: Connection) -> httpx.Timeout:
+def _deadlines(conn: Connection) -> dict[str, float]:
     """The call's deadline for every phase but connecting, which has the client's connect timeout
     when that is shorter (a bare ``timeout=`` float would give connecting the whole deadline)."""
-    connect = conn.client.timeout.connect
-    return httpx.Timeout(conn.timeout, connect=conn.timeout if connect is None else min(connect, conn.timeout))
+    connect, deadline = conn.client.timeout.connect, conn.timeout
+    return {"connect": deadline if connect is None else min(connect, deadline), "read": deadline,
+            "write": deadline, "pool": deadline}
 
 
 @functools.lru_cache(maxsize=512)
@@ -59,8 +60,8 @@ def _origin(url: str) -> httpx.Request:
 def _fields(defaults: tuple[tuple[bytes, bytes], ...], headers: tuple[tuple[str, str], ...],
             netloc: bytes) -> tuple[tuple[tuple[bytes, bytes], ...], tuple[tuple[bytes, bytes], ...], bool]:
     """The header lines httpx would send before and after the body's length: Host first, then the
-    client's defaults under the call's own, as ``_request`` builds them; and whether to add
-    Content-Length (not when the call names it, or Transfer-Encoding, itself)."""
+    client's defaults under the call's own (httpx's own merge); and whether to add Content-Length
+    (not when the call names it, or Transfer-Encoding, itself)."""
     merged = httpx.Headers(list(defaults))
     merged.update(dict(headers))
     raw = tuple(merged.raw)
@@ -74,42 +75,29 @@ def _encode(body: dict[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-async def _post_prepared(transport: LeanTransport, conn: Connection, url: str, body: dict[str, Any],
-                         headers: dict[str, str]) -> httpx.Response:
-    """The same bytes as ``_request`` sent through ``handle_async_request`` (a test compares them),
-    for a fifth of the CPU: the header lines are worked out once per endpoint and key."""
-    parsed = _url(url)
-    host, raw, with_length = _fields(tuple(conn.client.headers.raw), tuple(headers.items()), parsed.netloc)
-    content = _encode(body)
-    length = ((b"Content-Length", str(len(content)).encode("ascii")),) if with_length else ()
-    connect, deadline = conn.client.timeout.connect, conn.timeout
-    timeouts = {"connect": deadline if connect is None else min(connect, deadline), "read": deadline,
-                "write": deadline, "pool": deadline}
-    response = await transport.post_prepared(parsed, (*host, *raw, *length), content, timeouts)
-    response.request = _origin(url)
-    return response
-
-
-def _request(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Request:
-    """The POST as the shared client would build it: its default headers (user agent, accepted
-    encodings) under the call's own, and ``_timeout``."""
-    merged = httpx.Headers(conn.client.headers)
-    merged.update(headers)
-    return httpx.Request("POST", _url(url), json=body, headers=merged,
-                         extensions={"timeout": _timeout(conn).as_dict()})
-
-
 async def _send(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str], *,
                 stream: bool) -> httpx.Response:
     """Send through the client's transport directly when there is one (``Connection.transport``),
-    else through the client; a whole answer's body is read before it returns."""
+    else through the client; a whole answer's body is read before it returns.
+
+    Sent directly, the POST is made here once, as bytes: the header lines are worked out once per
+    endpoint and key, and are what an ``httpx.Request`` with ``json=`` would send (a test compares
+    them byte for byte), for a fifth of the CPU. Our own transport takes the bytes
+    (``LeanTransport.post_prepared``); any other (a test's) gets a request made of the same bytes."""
     if conn.transport is None:
-        request = conn.client.build_request("POST", url, json=body, headers=headers, timeout=_timeout(conn))
+        request = conn.client.build_request("POST", url, json=body, headers=headers,
+                                            timeout=httpx.Timeout(**_deadlines(conn)))
         return await conn.client.send(request, stream=stream)
+    parsed = _url(url)
+    host, raw, with_length = _fields(tuple(conn.client.headers.raw), tuple(headers.items()), parsed.netloc)
+    content = _encode(body)
+    fields = (*host, *raw, *(((b"Content-Length", str(len(content)).encode("ascii")),) if with_length else ()))
     if isinstance(conn.transport, LeanTransport):
-        response = await _post_prepared(conn.transport, conn, url, body, headers)
+        response = await conn.transport.post_prepared(parsed, fields, content, _deadlines(conn))
+        response.request = _origin(url)
     else:
-        request = _request(conn, url, body, headers)
+        request = httpx.Request("POST", parsed, headers=list(fields), content=content,
+                                extensions={"timeout": _deadlines(conn)})
         response = await conn.transport.handle_async_request(request)
         response.request = request
     if not stream:
