@@ -44,6 +44,10 @@ from benchwarmers_mcp.upstream.transport import LeanTransport
 
 log = logging.getLogger("benchwarmers")
 
+# The shared outbound client's pool, whichever transport is under it: connections open in all,
+# and idle ones kept for reuse.
+MAX_CONNECTIONS, MAX_KEEPALIVE = 200, 50
+
 
 async def health(request: Request) -> Response:
     return JSONResponse({"ok": True, "version": __version__})
@@ -139,7 +143,7 @@ def outbound_transport(settings: Settings,
     ignores HTTP(S)_PROXY and ALL_PROXY, so then httpx's own transport (and its proxy mounts) stays
     (None)."""
     if transport is None and not settings.upstream_proxy:
-        transport = LeanTransport(max_connections=200, max_keepalive=50)
+        transport = LeanTransport(max_connections=MAX_CONNECTIONS, max_keepalive=MAX_KEEPALIVE)
     return transport
 
 
@@ -150,7 +154,7 @@ def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None =
         transport=outbound_transport(settings, transport),
         follow_redirects=False,
         timeout=httpx.Timeout(settings.seat_timeout, connect=settings.upstream_connect_timeout),
-        limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE),
     )
 
 
