@@ -123,13 +123,6 @@ class _Inline:
 
         return await anyio.to_thread.run_sync(call)
 
-    async def call(self, sql: str, fn: Callable[[], T]) -> T:
-        await asyncio.sleep(0)  # each statement stays a point where other tasks run (anyio's lookups spared)
-        try:
-            return self.run(sql, fn)
-        except _Slow:
-            return await self.in_thread(fn)
-
     async def now(self, sql: str, fn: Callable[[], T]) -> T:
         """``fn`` inline with no checkpoint first, so nothing can cancel it: it runs whole, or (when
         it would block) in a thread that a cancellation waits for."""
@@ -188,7 +181,7 @@ class SqliteDatabase(Database):
         self._writer = writer
         try:
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
-                await writer.call("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
+                await writer.now("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
             async with self.transaction() as tx:
                 await apply_migrations(tx)
             self._reader = _Inline(_connect(self.path), self._slow)
@@ -225,8 +218,9 @@ class SqliteDatabase(Database):
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         if self._holder is not None and self._holder is asyncio.current_task():
-            writer = self._side(self._writer)  # this task's own transaction: read inside it
-            return await writer.call(sql, _rows(writer.conn, sql, params))
+            # this task's own transaction: read inside it, as the transaction's own statements are
+            writer = self._side(self._writer)
+            return await writer.now(sql, _rows(writer.conn, sql, params))
         await asyncio.sleep(0)
         # Decided after the checkpoint, and run at once: the writer when it is idle (no transaction
         # open, no statement in a thread), since its page cache is still good after its own commits,
