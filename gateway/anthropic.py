@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import report
@@ -44,6 +44,7 @@ from benchwarmers_mcp.messages import (
     Usage,
 )
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.streamed import Streamed
 
 SAMPLING = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop"}
 IGNORED_BLOCKS = ("thinking", "redacted_thinking")
@@ -301,8 +302,8 @@ async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterat
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
     headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
-        return StreamingResponse(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, **headers})
+        return Streamed(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
+                        headers={**SSE_HEADERS, **headers})
     return JSONResponse(message(run, ask), headers=headers)
 
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import report
@@ -25,6 +25,7 @@ from benchwarmers_mcp.gateway.openai_chat import usage_body
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
 from benchwarmers_mcp.inbound import error_body, guarded
 from benchwarmers_mcp.messages import Ask, Message, Text
+from benchwarmers_mcp.streamed import Streamed
 
 SAMPLING = {name: name for name in ("max_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
                                     "frequency_penalty", "n")}
@@ -89,8 +90,8 @@ async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterat
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
     headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
-        return StreamingResponse(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, **headers})
+        return Streamed(stream_panel(run, ask, ctx.settings.keepalive), media_type="text/event-stream",
+                        headers={**SSE_HEADERS, **headers})
     text = report.content(run)
     reply = Chunks(ask.model_name).body(text, "stop", usage=_usage(run, ask, text), bench=report.panel_bench(run))
     return JSONResponse(reply, headers=headers)

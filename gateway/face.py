@@ -21,9 +21,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import collections, report, route
@@ -44,6 +43,7 @@ from benchwarmers_mcp.messages import (
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import config_version
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.streamed import Streamed
 
 log = logging.getLogger("benchwarmers.gateway")
 
@@ -211,14 +211,14 @@ def route_headers(turn: RouteTurn) -> dict[str, str]:
 
 
 def streaming(turn: RouteTurn, frames: AsyncIterator[bytes], media_type: str,
-              extra_headers: dict[str, str] | None = None) -> StreamingResponse:
+              extra_headers: dict[str, str] | None = None) -> Streamed:
     """A streamed turn's response. Closing the turn afterwards stops the member's call even when
     the agent hung up before a single frame was sent."""
-    async def close() -> None:  # a coroutine: starlette hands a plain function to a worker thread
+    async def close() -> None:
         turn.close()
 
-    return StreamingResponse(coalesced(turn, frames), media_type=media_type,
-                             headers={**route_headers(turn), **(extra_headers or {})}, background=BackgroundTask(close))
+    return Streamed(coalesced(turn, frames), media_type=media_type,
+                    headers={**route_headers(turn), **(extra_headers or {})}, on_close=close)
 
 
 async def coalesced(turn: RouteTurn, frames: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

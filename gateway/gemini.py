@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import report
@@ -35,6 +35,7 @@ from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text
 from benchwarmers_mcp.inbound import context, guarded, key_name, read_json
 from benchwarmers_mcp.messages import Answer, Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.streamed import Streamed
 
 SAMPLING = {"temperature": "temperature", "topP": "top_p", "maxOutputTokens": "max_tokens", "stopSequences": "stop",
             "seed": "seed", "presencePenalty": "presence_penalty", "frequencyPenalty": "frequency_penalty",
@@ -291,7 +292,7 @@ def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhea
     if ask.stream:
         headers["X-Bench-Seats"] = seated_header(run)
         frames, media_type = framed(body, chunks(run, ask, ctx.settings.keepalive))
-        return StreamingResponse(frames, media_type=media_type, headers={**SSE_HEADERS, **headers})
+        return Streamed(frames, media_type=media_type, headers={**SSE_HEADERS, **headers})
     text = report.content(run)
     headers["X-Bench-Seats"] = seats_header(run)
     return JSONResponse(chunk(ask, run, text, face.panel_usage(run, ask, text)), headers=headers)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import report
@@ -36,6 +36,7 @@ from benchwarmers_mcp.gateway.tool_ids import CallIds, arguments_text, function_
 from benchwarmers_mcp.inbound import context, guarded, read_json
 from benchwarmers_mcp.messages import Answer, Ask, Message, Part, Text, Tool, ToolCall, ToolResult, Usage
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.streamed import Streamed
 
 VERSION = "0.12.0"
 SAMPLING = {"temperature": "temperature", "top_p": "top_p", "num_predict": "max_tokens", "stop": "stop",
@@ -194,8 +195,8 @@ def responder(field: str) -> RespondPanel:
     def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
         headers = face.reply_headers(run, overhead_ms)
         if ask.stream:
-            return StreamingResponse(stream_panel(run, ask, field, ctx.settings.keepalive), media_type=NDJSON,
-                                     headers=headers)
+            return Streamed(stream_panel(run, ask, field, ctx.settings.keepalive), media_type=NDJSON,
+                            headers=headers)
         text = report.content(run)
         return JSONResponse(_done(run, ask, field, text, text), headers=headers)
 

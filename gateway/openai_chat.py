@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import report
@@ -45,6 +45,7 @@ from benchwarmers_mcp.messages import (
     Usage,
 )
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.streamed import Streamed
 
 SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "presence_penalty",
             "frequency_penalty", "n", "reasoning_effort", "logit_bias", "user")
@@ -221,8 +222,8 @@ async def stream_panel(run: PanelRun, keepalive: float, include_usage: bool) -> 
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
     headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
-        return StreamingResponse(stream_panel(run, ctx.settings.keepalive, _include_usage(body)),
-                                 media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
+        return Streamed(stream_panel(run, ctx.settings.keepalive, _include_usage(body)),
+                        media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
     return JSONResponse(completion(run), headers=headers)
 
 

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine import report
@@ -46,6 +46,7 @@ from benchwarmers_mcp.messages import (
     Usage,
 )
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.streamed import Streamed
 
 SAMPLING = {"max_output_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p"}
 EMPTY_PART = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
@@ -325,8 +326,8 @@ async def stream_panel(run: PanelRun, ask: Ask, body: dict[str, Any], keepalive:
 def respond(run: PanelRun, ask: Ask, body: dict[str, Any], ctx: Context, overhead_ms: float) -> Response:
     headers = face.reply_headers(run, overhead_ms)
     if ask.stream:
-        return StreamingResponse(stream_panel(run, ask, body, ctx.settings.keepalive),
-                                 media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
+        return Streamed(stream_panel(run, ask, body, ctx.settings.keepalive),
+                        media_type="text/event-stream", headers={**SSE_HEADERS, **headers})
     return JSONResponse(response(run, ask, body), headers=headers)
 
 

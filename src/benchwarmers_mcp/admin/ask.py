@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of
 from benchwarmers_mcp.engine.collections import reply_mode
@@ -29,6 +29,7 @@ from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.messages import Ask, Image, Message, Part, Text
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.calls import SeatRecord
+from benchwarmers_mcp.streamed import Streamed
 
 WHO = "dashboard"
 IMAGE_URL = r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$"
@@ -105,6 +106,6 @@ async def ask(request: Request) -> Response:
                    stream=True, key_name=WHO)
     run = await start_panel(ctx, question, collection, reply_mode(question, collection, can_route=False),
                             access=access)
-    return StreamingResponse(_stream(run, ctx.settings.keepalive), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Bench-Panel": run.id,
-                                      "X-Accel-Buffering": "no"})
+    return Streamed(_stream(run, ctx.settings.keepalive), media_type="text/event-stream",
+                    headers={"Cache-Control": "no-store", "X-Bench-Panel": run.id,
+                             "X-Accel-Buffering": "no"})

@@ -17,11 +17,12 @@ from collections.abc import AsyncIterator
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import admin, ctx_of
 from benchwarmers_mcp.errors import BadRequest, BenchError
 from benchwarmers_mcp.store.events import Event, Feed
+from benchwarmers_mcp.streamed import Streamed
 
 LIFETIME = 15.0
 RETRY_MS = 500
@@ -68,5 +69,5 @@ async def _stream(feed: Feed, since: int | None) -> AsyncIterator[bytes]:
 @admin
 async def stream(request: Request) -> Response:
     feed = feed_of(request)
-    return StreamingResponse(_stream(feed, since_of(request)), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return Streamed(_stream(feed, since_of(request)), media_type="text/event-stream",
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
