@@ -87,7 +87,7 @@ def named(body: dict[str, Any], model: Any) -> tuple[str, Reply | None, tuple[st
         nominees = [n for n in nominees.split(",") if n.strip()]
     if not isinstance(nominees, list) or not all(isinstance(n, str) and n.strip() for n in nominees):
         raise BadRequest("with must be a list of model aliases")
-    return collection, cast(Reply | None, reply) or suffix, tuple(n.strip() for n in nominees)
+    return collection, cast("Reply | None", reply) or suffix, tuple(n.strip() for n in nominees)
 
 
 async def resolve_for(request: Request, name: str) -> Collection:

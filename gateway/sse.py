@@ -9,8 +9,12 @@ KEEPALIVE_COMMENT = b": keep-alive\n\n"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+# one encoder for every frame: ``json.dumps`` with options builds a new one per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def sse(data: Any, event: str | None = None) -> bytes:

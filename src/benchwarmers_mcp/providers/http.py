@@ -70,9 +70,12 @@ def _fields(defaults: tuple[tuple[bytes, bytes], ...], headers: tuple[tuple[str,
     return host, raw, not names & {b"content-length", b"transfer-encoding"}
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # built once, not per call
+
+
 def _encode(body: dict[str, Any]) -> bytes:
     """The body as httpx's ``json=`` encodes it."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _ENCODER.encode(body).encode("utf-8")
 
 
 async def _send(conn: Connection, url: str, body: dict[str, Any], headers: dict[str, str], *,
