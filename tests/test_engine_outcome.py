@@ -152,6 +152,19 @@ async def test_a_streamed_turn_tells_the_face_when_its_next_item_must_be_waited_
     assert turn.queued == 0 and not turn.waiting()
 
 
+async def test_a_streamed_turn_hands_over_its_commit_before_the_rest_and_the_bookkeeping(ctx: Context) -> None:
+    """A member whose whole answer is at hand at once (one read): the face is let in at the commit,
+    so its 200 and first frames go before the driver relays the rest and writes the turn's row."""
+    turn = await start_turn(ctx, ask(), Collection("core", ("a",)), access=Access.unscoped())
+    await turn.ready(5.0)
+    assert turn.alias == "a" and not turn.over, "the face has the commit while the driver is still on"
+    assert await route_store.turns_of(ctx.db, turn.conversation) == [], "the row comes after the first frames"
+    seen = [event async for event in turn.events()]
+    assert [type(e).__name__ for e in seen] == ["TextDelta", "TextDelta", "Finish"]
+    (row,) = await route_store.turns_of(ctx.db, turn.conversation)
+    assert row["status"] == "ok", "the row is written before the events end"
+
+
 async def test_the_reply_mode_is_decided_in_one_place() -> None:
     merged, route = Collection("core", ("a",), reply="merged"), Collection("core", ("a",), reply="route")
     assert reply_mode(ask(), merged) == "merged", "the collection's own mode"

@@ -432,6 +432,9 @@ class _Driver:
                         if not self.hold_all and _substantive(event):
                             await self._commit(member, held)
                             committed = True
+                            # the face sends the 200 and what is held now, before the rest of
+                            # an answer that came in one read and the turn's bookkeeping
+                            await anyio.lowlevel.checkpoint()
             except ProviderError as e:
                 outcome = e
             except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
