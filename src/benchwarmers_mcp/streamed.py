@@ -3,7 +3,7 @@
 Starlette's ``StreamingResponse`` watches for the caller hanging up with an anyio task group: a
 second task for the disconnect, then a cancellation of that task when the stream ends, which anyio
 delivers by going round the event loop. Measured, that is ~130 us of CPU for every streamed
-response (two frames, uvloop), more than the rest of the response's own work by fifty times. This
+response (two frames, uvloop), against ~3 us for sending the frames themselves. This
 one keeps its behaviour (the same headers and frames; a hang-up stops the stream where it is and
 the close still runs) with one plain task that waits for the disconnect and a cancel scope it
 cancels only then. A server that reports a hang-up as a failed send (ASGI 2.4) needs no task.
@@ -49,11 +49,13 @@ class Streamed(Response):
                     if listener is not None:
                         listener.cancel()
         finally:
-            close = getattr(self.body_iterator, "aclose", None)
-            if close is not None:  # stopped by a failed send: its own ``finally`` runs now, not when collected
-                await close()
-            if self.on_close is not None:
-                await self.on_close()
+            try:
+                close = getattr(self.body_iterator, "aclose", None)
+                if close is not None:  # stopped by a failed send: its own ``finally`` runs now, not when collected
+                    await close()
+            finally:
+                if self.on_close is not None:
+                    await self.on_close()
 
     async def _frames(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
