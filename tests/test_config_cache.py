@@ -267,3 +267,37 @@ async def test_reads_in_a_shared_scope_share_one_stamp_read(pair: tuple[Database
         over.set()
     assert late[0].members == ("m1",)
     assert (await collections.get(b, "trio")).members == ("m1",)
+
+
+async def test_a_route_turns_members_are_read_alone_with_their_last_use_live(pair: tuple[Database, Database]) -> None:
+    """``models.of``: records for the asked aliases alone (what a route turn's lineup needs, however
+    many models the bench has), one statement once kept, each model's last use read afresh."""
+    a, b = pair
+    await models.register(a, ModelRecord("m3", "vendor/m3", "up", ""))
+    await models.retire(a, "m3", "too slow")
+    count = Statements(b)
+    found = await models.of(b, ["m2", "m3", "nope", "m2"])
+    assert list(found) == ["m2", "m3"], "the asked order, unknown aliases left out, retired ones kept"
+    everyone = {m.alias: m for m in await models.list_all(b)}
+    assert found == {"m2": everyone["m2"], "m3": everyone["m3"]}
+    n, again = await count.cost(models.of(b, ["m1"]))
+    assert n == 1 and list(again) == ["m1"]
+    assert await models.of(b, []) == {}
+
+    claim = await route_store.claim_turn(a, "sticky", "bench/trio", "local", idle_lapse=3600)
+    await route_store.assign_member(a, claim.conversation.id, "m1", "bench/trio", now=1234.5)
+    assert (await models.of(b, ["m1"]))["m1"].last_used == 1234.5, "a use is not a change: read live"
+    await models.update(a, "m1", role="code")
+    assert (await models.of(b, ["m1"]))["m1"].role == "code", "a change through another store is seen"
+    (await models.of(b, ["m1"]))["m1"].options["reasoning"]["effort"] = "high"
+    assert (await models.of(b, ["m1"]))["m1"].options == {"reasoning": {"effort": "low"}}, "the caller's to change"
+
+
+async def test_each_endpoints_api_is_read_from_the_kept_endpoints(pair: tuple[Database, Database]) -> None:
+    a, b = pair
+    count = Statements(b)
+    assert await endpoints.apis(b) == {"up": "chat"}
+    n, _ = await count.cost(endpoints.apis(b))
+    assert n == 1
+    await endpoints.add(a, Endpoint("side", "http://127.0.0.1:11/v1", api="anthropic"))
+    assert await endpoints.apis(b) == {"side": "anthropic", "up": "chat"}

@@ -74,8 +74,8 @@ async def lineup(db: Database, collection: Collection, ask: Ask) -> Lineup:
     if not collection.members:
         raise NobodySeatable(f"bench/{collection.name} has no members; route mode needs at least one")
     estimate = estimate_tokens(ask, count_tools=True)
-    apis = {e.name: e.api for e in await endpoint_store.list_all(db)}
-    registered = {m.alias: m for m in await model_store.list_all(db)}
+    apis = await endpoint_store.apis(db)
+    registered = await model_store.of(db, collection.members)
     eligible: list[ModelRecord] = []
     skipped: list[dict[str, str]] = []
     kinds: list[str] = []

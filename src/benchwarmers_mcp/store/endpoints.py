@@ -89,6 +89,11 @@ async def list_all(db: Database) -> list[Endpoint]:
     return [copy_of(e) for e in await _kept(db)]
 
 
+async def apis(db: Database) -> dict[str, str]:
+    """Each endpoint's API, by name (from the kept endpoints: nothing is copied)."""
+    return {e.name: e.api for e in await _kept(db)}
+
+
 async def _kept(db: Database) -> tuple[Endpoint, ...]:
     """The kept endpoints themselves: read them, never hand them out (``copy_of``)."""
     return await config_version.cached(db, "endpoints.list_all", _all)

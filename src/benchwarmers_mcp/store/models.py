@@ -12,7 +12,7 @@ from typing import Any
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import config_version, facts, names
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database, Row, Transaction
+from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
 
@@ -138,16 +138,36 @@ async def list_all(db: Database, *, include_retired: bool = True) -> list[ModelR
     (``config_version``); each read costs one statement, which reads their ``last_used`` afresh, and
     builds new records (``options`` is a dict: never shared)."""
     live = await db.fetchall(LIVE_SQL)
+    rows, _ = await _kept(db, live)
+    used = {r["alias"]: r["last_used"] for r in live}
+    records = [_row(r, used.get(r["alias"])) for r in rows]
+    return records if include_retired else [m for m in records if m.retired_at is None]
+
+
+async def of(db: Database, aliases: Sequence[str]) -> dict[str, ModelRecord]:
+    """The registered models among ``aliases`` (retired ones too), by alias: a route turn's
+    members, with records built for them alone (one statement, as ``list_all``, which reads only
+    their last use), so a turn costs the same however many models the bench has."""
+    if not aliases:
+        return {}
+    wanted = tuple(dict.fromkeys(aliases))
+    live = await db.fetchall("SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m"
+                             f" ON m.alias IN ({placeholders(wanted)}) WHERE v.id = 1", wanted)
+    _, by_alias = await _kept(db, live)
+    used = {r["alias"]: r["last_used"] for r in live}
+    return {a: _row(by_alias[a], used.get(a)) for a in wanted if a in by_alias}
+
+
+async def _kept(db: Database, live: Sequence[Row]) -> tuple[tuple[Row, ...], dict[str, Row]]:
+    """The kept rows (in alias order, and by alias) under the stamp ``live`` read, read anew when
+    the configuration changed since they were kept."""
     at = int(live[0]["stamp"]) if live else None
     kept = config_version.held(db, at, KEPT)
     if kept is config_version.MISSING:
         rows = tuple(await db.fetchall("SELECT * FROM models ORDER BY alias"))
-        config_version.keep(db, at, KEPT, rows)
-        records = [_row(r) for r in rows]
-    else:
-        used = {r["alias"]: r["last_used"] for r in live}
-        records = [_row(r, used.get(r["alias"])) for r in kept]
-    return records if include_retired else [m for m in records if m.retired_at is None]
+        kept = (rows, {r["alias"]: r for r in rows})
+        config_version.keep(db, at, KEPT, kept)
+    return kept  # type: ignore[no-any-return]
 
 
 UPDATABLE = {"role", "ad_hoc", "vision", "tools", "context_window", "max_output", "options", "served", "endpoint"}
