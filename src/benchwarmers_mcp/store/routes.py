@@ -95,19 +95,18 @@ async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, 
     last use, as ``assign_member`` does) and the claim carries the call id."""
     now = now or time.time()
     async with db.transaction() as tx:
-        row = await tx.fetchone(
-            "SELECT * FROM route_conversations WHERE sticky = ? AND last_at >= ? ORDER BY last_at DESC LIMIT 1",
+        row = await tx.fetchone(  # with its member's call id, when it has a member
+            "SELECT c.*, k.call AS member_call FROM route_conversations c"
+            " LEFT JOIN route_calls k ON k.conversation = c.id AND k.alias = c.alias"
+            " WHERE c.sticky = ? AND c.last_at >= ? ORDER BY c.last_at DESC LIMIT 1",
             (sticky, now - idle_lapse))
         if row is not None:
             before = _conversation(row)
             await tx.execute("UPDATE route_conversations SET turns = turns + 1, last_at = ? WHERE id = ?",
                              (now, before.id))
-            call = None
-            if before.alias is not None and before.alias in usable:
-                call = await tx.fetchval("SELECT call FROM route_calls WHERE conversation = ? AND alias = ?",
-                                         (before.id, before.alias))
-                if call is not None:
-                    await _used(tx, before.alias, now)
+            call = row["member_call"] if before.alias is not None and before.alias in usable else None
+            if call is not None:
+                await _used(tx, str(before.alias), now)
             return TurnClaim(before, before.turns + 1, False, None if call is None else str(call))
         while True:
             conv = Conversation(new_conversation_id(now), sticky, collection, key_name, None, 0, now, now)
