@@ -74,22 +74,32 @@ Part = Text | Image | ToolCall | ToolResult | Reasoning
 class Message:
     role: Role
     parts: tuple[Part, ...]
+    # the parts by kind, sorted once when the message is made: a model call's body, the token
+    # estimate and the checks each read them, for every message of a conversation that grows by
+    # the turn (four scans of the parts per message per read, otherwise)
+    text: str = field(init=False, repr=False, compare=False)
+    images: tuple[Image, ...] = field(init=False, repr=False, compare=False)
+    tool_calls: tuple[ToolCall, ...] = field(init=False, repr=False, compare=False)
+    tool_results: tuple[ToolResult, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def text(self) -> str:
-        return "".join(p.text for p in self.parts if isinstance(p, Text))
-
-    @property
-    def images(self) -> tuple[Image, ...]:
-        return tuple(p for p in self.parts if isinstance(p, Image))
-
-    @property
-    def tool_calls(self) -> tuple[ToolCall, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolCall))
-
-    @property
-    def tool_results(self) -> tuple[ToolResult, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolResult))
+    def __post_init__(self) -> None:
+        texts: list[str] = []
+        images: list[Image] = []
+        calls: list[ToolCall] = []
+        results: list[ToolResult] = []
+        for part in self.parts:
+            if isinstance(part, Text):
+                texts.append(part.text)
+            elif isinstance(part, Image):
+                images.append(part)
+            elif isinstance(part, ToolCall):
+                calls.append(part)
+            elif isinstance(part, ToolResult):
+                results.append(part)
+        object.__setattr__(self, "text", "".join(texts))
+        object.__setattr__(self, "images", tuple(images))
+        object.__setattr__(self, "tool_calls", tuple(calls))
+        object.__setattr__(self, "tool_results", tuple(results))
 
 
 def user(text: str) -> Message:
@@ -122,10 +132,12 @@ class Ask:
     model_name: str = ""
     key_name: str = "local"
     session_hint: str | None = None
+    # worked out once: every member a route turn weighs and every model a panel's pool filters asks
+    # it, and an agent's conversation is hundreds of messages (200 took 174 us to walk, each time)
+    has_images: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def has_images(self) -> bool:
-        return any(m.images for m in self.messages)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "has_images", any(m.images for m in self.messages))
 
     @property
     def has_tool_traffic(self) -> bool:
