@@ -52,8 +52,14 @@ MESSAGES = [{"role": "user", "content": "Say something short."}]
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def body(model: str, *, stream: bool = False, first: str = "Say something short.") -> bytes:
-    out: dict[str, object] = {"model": model, "messages": [{"role": "user", "content": first}]}
+LONG_CONVERSATION = 200  # messages in the "long" figure's turns: an agent's conversation, well along
+
+
+def body(model: str, *, stream: bool = False, first: str = "Say something short.", earlier: int = 0) -> bytes:
+    """A chat request; ``earlier`` messages of an ongoing conversation before the last one."""
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}: " + "words " * 30}
+               for i in range(earlier)]
+    out: dict[str, object] = {"model": model, "messages": [*history, {"role": "user", "content": first}]}
     if stream:
         out["stream"] = True
     return json.dumps(out).encode()
@@ -308,6 +314,16 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
         a.served += n + 10
         if b:
             b.served += n + 10
+    pairs = [caller(upstream, body("m1", earlier=LONG_CONVERSATION)),
+             caller(a.port, body("bench/trio:route", earlier=LONG_CONVERSATION))]
+    cpu = cpu_seconds(a.pid)
+    direct, long = await interleaved([c for _, c in pairs], n)
+    fig.add("long.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
+    for client, _ in pairs:
+        await client.close()
+    a.served += n + 10
+    for name, rs in (("direct", direct), ("A", long)):
+        fig.add(f"long.total.{name}.p50", statistics.median(ms(rs)))
     pairs = [caller(upstream, body("m1")), caller(a.port, body("bench/trio"))]
     cpu = cpu_seconds(a.pid)
     direct, panel = await interleaved([c for _, c in pairs], n)
@@ -369,8 +385,11 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
         for p in ("p50", "p95"):
             print(f"{'streamed route turn, ' + label + ' ' + p + ' (ms)':58} {g(f'stream.{what}.direct.{p}'):10.2f}"
                   f" {g(f'stream.{what}.A.{p}'):10.2f} {added('stream', what, p=p):+9.2f}")
+    print(f"{f'route turn, {LONG_CONVERSATION + 1}-message conversation, sequential p50 (ms)':58}"
+          f" {g('long.total.direct.p50'):10.2f} {g('long.total.A.p50'):10.2f} {added('long', 'total'):+9.2f}")
     print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
-          f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f}")
+          f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f},"
+          f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}")
     print()
     print(f"{'concurrency':58} {'rps':>8} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6} {'cpu ms/req':>10} {'x direct':>8}")
     rows_c = [("direct upstream", "direct", None), ("route turns", "turn.A", "c.turn.ratio"),
