@@ -314,28 +314,26 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
         a.served += n + 10
         if b:
             b.served += n + 10
-    pairs = [caller(upstream, body("m1", earlier=LONG_CONVERSATION)),
-             caller(a.port, body("bench/trio:route", earlier=LONG_CONVERSATION))]
+    await against_direct(fig, "long", upstream, a, n, body("m1", earlier=LONG_CONVERSATION),
+                         body("bench/trio:route", earlier=LONG_CONVERSATION))
+    await against_direct(fig, "panel", upstream, a, n, body("m1"), body("bench/trio"))
+
+
+async def against_direct(fig: Figures, kind: str, upstream: int, a: Server, n: int, direct_body: bytes,
+                         gateway_body: bytes) -> None:
+    """``kind``'s sequential figures on A, each call paired with a direct one: p50/p95/p99 and CPU."""
+    pairs = [caller(upstream, direct_body), caller(a.port, gateway_body)]
     cpu = cpu_seconds(a.pid)
-    direct, long = await interleaved([c for _, c in pairs], n)
-    fig.add("long.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
+    results = await interleaved([c for _, c in pairs], n)
+    fig.add(f"{kind}.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
     for client, _ in pairs:
         await client.close()
     a.served += n + 10
-    for name, rs in (("direct", direct), ("A", long)):
-        fig.add(f"long.total.{name}.p50", statistics.median(ms(rs)))
-    pairs = [caller(upstream, body("m1")), caller(a.port, body("bench/trio"))]
-    cpu = cpu_seconds(a.pid)
-    direct, panel = await interleaved([c for _, c in pairs], n)
-    fig.add("panel.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
-    for client, _ in pairs:
-        await client.close()
-    a.served += n + 10
-    for name, rs in (("direct", direct), ("A", panel)):
+    for name, rs in zip(("direct", "A"), results, strict=True):
         values = ms(rs)
-        fig.add(f"panel.total.{name}.p50", statistics.median(values))
-        fig.add(f"panel.total.{name}.p95", pct(values, 95))
-        fig.add(f"panel.total.{name}.p99", pct(values, 99))
+        fig.add(f"{kind}.total.{name}.p50", statistics.median(values))
+        fig.add(f"{kind}.total.{name}.p95", pct(values, 95))
+        fig.add(f"{kind}.total.{name}.p99", pct(values, 99))
 
 
 async def concurrent(fig: Figures, upstream: int, a: Server, b: Server | None, n: int, c: int,
