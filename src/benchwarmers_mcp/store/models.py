@@ -127,9 +127,9 @@ async def find(db: Database, alias: str) -> ModelRecord | None:
     return None if row is None else _row(row)
 
 
-# the configuration's stamp with each model's last use (written by every seat and route call, so
-# never kept): the one statement a kept list costs
-LIVE_SQL = "SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m ON 1 = 1 WHERE v.id = 1"
+# the configuration's stamp with the last use of every model (``ON 1 = 1``) or of some (written by
+# every seat and route call, so never kept): the one statement a kept read costs
+LIVE_SQL = "SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m ON {} WHERE v.id = 1"
 KEPT = "models.list_all"
 
 
@@ -137,9 +137,7 @@ async def list_all(db: Database, *, include_retired: bool = True) -> list[ModelR
     """Every model by alias. The rows are kept while the configuration is unchanged
     (``config_version``); each read costs one statement, which reads their ``last_used`` afresh, and
     builds new records (``options`` is a dict: never shared)."""
-    live = await db.fetchall(LIVE_SQL)
-    rows, _ = await _kept(db, live)
-    used = {r["alias"]: r["last_used"] for r in live}
+    rows, _, used = await _read(db, None)
     records = [_row(r, used.get(r["alias"])) for r in rows]
     return records if include_retired else [m for m in records if m.retired_at is None]
 
@@ -151,23 +149,23 @@ async def of(db: Database, aliases: Sequence[str]) -> dict[str, ModelRecord]:
     if not aliases:
         return {}
     wanted = tuple(dict.fromkeys(aliases))
-    live = await db.fetchall("SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m"
-                             f" ON m.alias IN ({placeholders(wanted)}) WHERE v.id = 1", wanted)
-    _, by_alias = await _kept(db, live)
-    used = {r["alias"]: r["last_used"] for r in live}
+    _, by_alias, used = await _read(db, wanted)
     return {a: _row(by_alias[a], used.get(a)) for a in wanted if a in by_alias}
 
 
-async def _kept(db: Database, live: Sequence[Row]) -> tuple[tuple[Row, ...], dict[str, Row]]:
-    """The kept rows (in alias order, and by alias) under the stamp ``live`` read, read anew when
-    the configuration changed since they were kept."""
+async def _read(db: Database, aliases: tuple[str, ...] | None
+                ) -> tuple[tuple[Row, ...], dict[str, Row], dict[str, float | None]]:
+    """The kept rows (in alias order, and by alias) and the live last use of ``aliases`` (None:
+    every model). The rows are read anew when the configuration changed since they were kept."""
+    on = "1 = 1" if aliases is None else f"m.alias IN ({placeholders(aliases)})"
+    live = await db.fetchall(LIVE_SQL.format(on), aliases or ())
     at = int(live[0]["stamp"]) if live else None
     kept = config_version.held(db, at, KEPT)
     if kept is config_version.MISSING:
         rows = tuple(await db.fetchall("SELECT * FROM models ORDER BY alias"))
         kept = (rows, {r["alias"]: r for r in rows})
         config_version.keep(db, at, KEPT, kept)
-    return kept  # type: ignore[no-any-return]
+    return (*kept, {r["alias"]: r["last_used"] for r in live})
 
 
 UPDATABLE = {"role", "ad_hoc", "vision", "tools", "context_window", "max_output", "options", "served", "endpoint"}
