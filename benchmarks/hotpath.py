@@ -447,7 +447,7 @@ def profile(a: Server, upstream: int, args: argparse.Namespace) -> None:
     spy.wait()
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=400, help="sequential requests per figure per repetition")
     parser.add_argument("--load", type=int, default=2000, help="requests per c=20 figure per repetition")
@@ -468,6 +468,42 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.requests, args.load, args.reps, args.ledger_rows, args.cold_starts = 150, 600, 1, 0, 1
+    return args
+
+
+def second_server(args: argparse.Namespace, tmp: Path, upstream_url: str) -> Server | None:
+    """Server B: without uvloop and httptools (``--compare-stack``), or with the ledger pre-filled."""
+    if args.compare_stack:
+        b = Server("B", tmp / "b" / "data", free_port(), tmp / "b.log", blocked=("uvloop", "httptools"))
+        prepare(b.home, upstream_url)
+        return b
+    if not args.ledger_rows:
+        return None
+    b = Server("B", tmp / "b" / "data", free_port(), tmp / "b.log")
+    began = time.perf_counter()
+    prepare(b.home, upstream_url, args.ledger_rows)
+    print(f"ledger of server B pre-filled with {args.ledger_rows:,} rows in {time.perf_counter() - began:.1f} s")
+    return b
+
+
+def cold_starts(a: Server, n: int, tmp: Path) -> list[float]:
+    """Seconds to the first answer, ``n`` times; ``a`` is left running. The first start compiles
+    every module into ``bytecode`` (what pip does at install); the ones after it load them, as an
+    installed server does."""
+    a.bytecode = tmp / "bytecode"
+    compiling = a.start()
+    a.stop()
+    cold = []
+    for i in range(n):
+        cold.append(a.start())
+        if i < n - 1:
+            a.stop()
+    print(f"first start, compiling every module: {compiling:.3f} s")
+    return cold
+
+
+def main() -> None:
+    args = arguments()
     print(f"load average at start: {loadavg()} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory(prefix="bench-hotpath-") as tmp:
         up_port = free_port()
@@ -477,27 +513,8 @@ def main() -> None:
         try:
             a = Server("A", Path(tmp) / "a" / "data", free_port(), Path(tmp) / "a.log")
             prepare(a.home, upstream_url)
-            b = None
-            if args.compare_stack:
-                b = Server("B", Path(tmp) / "b" / "data", free_port(), Path(tmp) / "b.log",
-                           blocked=("uvloop", "httptools"))
-                prepare(b.home, upstream_url)
-            elif args.ledger_rows:
-                b = Server("B", Path(tmp) / "b" / "data", free_port(), Path(tmp) / "b.log")
-                began = time.perf_counter()
-                prepare(b.home, upstream_url, args.ledger_rows)
-                print(f"ledger of server B pre-filled with {args.ledger_rows:,} rows in {time.perf_counter() - began:.1f} s")
-            # the first start compiles every module into ``bytecode`` (what pip does at install);
-            # the cold starts after it load them, as an installed server does
-            a.bytecode = Path(tmp) / "bytecode"
-            compiling = a.start()
-            a.stop()
-            cold = []
-            for i in range(args.cold_starts):
-                cold.append(a.start())
-                if i < args.cold_starts - 1:
-                    a.stop()
-            print(f"first start, compiling every module: {compiling:.3f} s")
+            b = second_server(args, Path(tmp), upstream_url)
+            cold = cold_starts(a, args.cold_starts, Path(tmp))
             servers.append(a)
             if b:
                 b.start()
@@ -533,7 +550,6 @@ def main() -> None:
             upstream.terminate()
             upstream.wait()
     print(f"\nload average at end: {loadavg()}")
-
 
 if __name__ == "__main__":
     main()
