@@ -67,18 +67,24 @@ def _opt_int(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
-_FROM_ROW: Any = object()
+def _fields(row: Row) -> dict[str, Any]:
+    """A ``models`` row as a record's fields, but for ``options`` (kept as its JSON text: every record
+    gets a dict of its own) and ``last_used`` (written by every call, so read live)."""
+    return {
+        "alias": row["alias"], "served": row["served"], "endpoint": row["endpoint"], "family": row["family"],
+        "role": row["role"], "ad_hoc": bool(row["ad_hoc"]), "vision": _opt_bool(row["vision"]),
+        "tools": _opt_bool(row["tools"]), "context_window": row["context_window"], "max_output": row["max_output"],
+        "retired_at": row["retired_at"], "retired_why": row["retired_why"],
+    }
 
 
-def _row(row: Row, last_used: float | None = _FROM_ROW) -> ModelRecord:
-    """A record from a ``models`` row (``last_used``: this value instead of the row's, read live)."""
-    return ModelRecord(
-        alias=row["alias"], served=row["served"], endpoint=row["endpoint"], family=row["family"],
-        role=row["role"], ad_hoc=bool(row["ad_hoc"]), vision=_opt_bool(row["vision"]),
-        tools=_opt_bool(row["tools"]), context_window=row["context_window"], max_output=row["max_output"],
-        options=json.loads(row["options"]), last_used=row["last_used"] if last_used is _FROM_ROW else last_used,
-        retired_at=row["retired_at"], retired_why=row["retired_why"],
-    )
+def _record(fields: dict[str, Any], options: str, last_used: float | None) -> ModelRecord:
+    return ModelRecord(**fields, options={} if options == "{}" else json.loads(options), last_used=last_used)
+
+
+def _row(row: Row) -> ModelRecord:
+    """A record from a ``models`` row."""
+    return _record(_fields(row), row["options"], row["last_used"])
 
 
 async def unique_alias(db: Database, served: str) -> str:
@@ -137,9 +143,9 @@ async def list_all(db: Database, *, include_retired: bool = True) -> list[ModelR
     """Every model by alias. The rows are kept while the configuration is unchanged
     (``config_version``); each read costs one statement, which reads their ``last_used`` afresh, and
     builds new records (``options`` is a dict: never shared)."""
-    rows, _, used = await _read(db, None)
-    records = [_row(r, used.get(r["alias"])) for r in rows]
-    return records if include_retired else [m for m in records if m.retired_at is None]
+    kept, used = await _read(db, None)
+    return [_record(fields, options, used.get(alias)) for alias, (fields, options) in kept.items()
+            if include_retired or fields["retired_at"] is None]
 
 
 async def of(db: Database, aliases: Sequence[str]) -> dict[str, ModelRecord]:
@@ -149,23 +155,24 @@ async def of(db: Database, aliases: Sequence[str]) -> dict[str, ModelRecord]:
     if not aliases:
         return {}
     wanted = tuple(dict.fromkeys(aliases))
-    _, by_alias, used = await _read(db, wanted)
-    return {a: _row(by_alias[a], used.get(a)) for a in wanted if a in by_alias}
+    kept, used = await _read(db, wanted)
+    return {a: _record(*kept[a], used.get(a)) for a in wanted if a in kept}
 
 
-async def _read(db: Database, aliases: tuple[str, ...] | None
-                ) -> tuple[tuple[Row, ...], dict[str, Row], dict[str, float | None]]:
-    """The kept rows (in alias order, and by alias) and the live last use of ``aliases`` (None:
-    every model). The rows are read anew when the configuration changed since they were kept."""
+_Models = dict[str, tuple[dict[str, Any], str]]  # by alias: (a record's fields, its options as JSON text)
+
+
+async def _read(db: Database, aliases: tuple[str, ...] | None) -> tuple[_Models, dict[str, float | None]]:
+    """The kept models (each one's fields worked out once per configuration) and the live last use
+    of ``aliases`` (None: every model). They are read anew when the configuration changed since."""
     on = "1 = 1" if aliases is None else f"m.alias IN ({placeholders(aliases)})"
     live = await db.fetchall(LIVE_SQL.format(on), aliases or ())
     at = int(live[0]["stamp"]) if live else None
-    kept = config_version.held(db, at, KEPT)
+    kept: _Models = config_version.held(db, at, KEPT)
     if kept is config_version.MISSING:
-        rows = tuple(await db.fetchall("SELECT * FROM models ORDER BY alias"))
-        kept = (rows, {r["alias"]: r for r in rows})
+        kept = {r["alias"]: (_fields(r), r["options"]) for r in await db.fetchall("SELECT * FROM models ORDER BY alias")}
         config_version.keep(db, at, KEPT, kept)
-    return (*kept, {r["alias"]: r["last_used"] for r in live})
+    return kept, {r["alias"]: r["last_used"] for r in live}
 
 
 UPDATABLE = {"role", "ad_hoc", "vision", "tools", "context_window", "max_output", "options", "served", "endpoint"}
