@@ -15,7 +15,10 @@ Benchwarmers (``python -m benchwarmers_mcp serve``) as real processes on 127.0.0
   package has them; the first start, which compiles them, is printed apart), RSS idle and after
   10,000 requests;
 - the sequential and c=20 route-turn figures against a second server whose usage ledger holds
-  ``--ledger-rows`` rows (interleaved with the first server and direct calls).
+  ``--ledger-rows`` rows (interleaved with the first server and direct calls);
+- once, after the repetitions: a panel of the three members and an explorer seat on a bench of
+  ``WIDE_BENCH`` models, as a user's bench is (the figures above have three models and no
+  explorer: what grows with the bench, the explorer's pool and its ratings, shows only here).
 
 Every figure is the median over ``--reps`` repetitions, each paired with the direct call in the
 same repetition. The load average is printed before and after: on a busy machine, trust the
@@ -53,6 +56,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 LONG_CONVERSATION = 200  # messages in the "long" figure's turns: an agent's conversation, well along
+WIDE_BENCH = 43  # models on the bench for the explorer figure: the three members and 40 more
 
 
 def body(model: str, *, stream: bool = False, first: str = "Say something short.", earlier: int = 0) -> bytes:
@@ -191,6 +195,22 @@ def prepare(home: Path, upstream: str, ledger_rows: int = 0) -> None:
                     await ledger.insert_many(tx, rows)
 
     asyncio.run(settle())
+
+
+def widen(home: Path) -> None:
+    """``WIDE_BENCH`` models on the bench and an explorer seat on every panel, written to the store
+    of a running server (which sees the change through ``config_version``, as any process would)."""
+    from benchwarmers_mcp.store import collections as cs
+    from benchwarmers_mcp.store import models
+    from benchwarmers_mcp.store.models import ModelRecord
+
+    async def more() -> None:
+        async with store_of(home) as db:
+            for i in range(WIDE_BENCH - 3):
+                await models.register(db, ModelRecord(f"x{i}", f"vendor/x{i}", "fake", ""))
+            await cs.save_gateway_settings(db, cs.GatewaySettings(max_calls=4, max_explorers=1))
+
+    asyncio.run(more())
 
 
 # ---- measuring ---------------------------------------------------------------------------------
@@ -385,9 +405,13 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
                   f" {g(f'stream.{what}.A.{p}'):10.2f} {added('stream', what, p=p):+9.2f}")
     print(f"{f'route turn, {LONG_CONVERSATION + 1}-message conversation, sequential p50 (ms)':58}"
           f" {g('long.total.direct.p50'):10.2f} {g('long.total.A.p50'):10.2f} {added('long', 'total'):+9.2f}")
+    if "wide.total.A.p50" in fig.values:
+        print(f"{f'panel + 1 explorer, {WIDE_BENCH}-model bench (once), sequential p50 (ms)':58}"
+              f" {g('wide.total.direct.p50'):10.2f} {g('wide.total.A.p50'):10.2f} {added('wide', 'total'):+9.2f}")
     print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
           f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f},"
-          f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}")
+          f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}"
+          + (f", panel + explorer on {WIDE_BENCH} models {g('wide.cpu.A'):.2f}" if "wide.cpu.A" in fig.values else ""))
     print()
     print(f"{'concurrency':58} {'rps':>8} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6} {'cpu ms/req':>10} {'x direct':>8}")
     rows_c = [("direct upstream", "direct", None), ("route turns", "turn.A", "c.turn.ratio"),
@@ -537,6 +561,8 @@ def main() -> None:
                 asyncio.run(sequential(fig, up_port, a, b, args.requests))
                 asyncio.run(concurrent(fig, up_port, a, b, args.load, args.concurrency, upstream.pid))
                 print(f"repetition {rep + 1} done; load average {loadavg()}", flush=True)
+            widen(a.home)  # last: every figure above is of the three-model bench
+            asyncio.run(against_direct(fig, "wide", up_port, a, args.requests, body("m1"), body("bench/trio")))
             if a.served < args.total and not args.no_total:
                 asyncio.run(load(a.port, lambda i: body("bench/trio:route", first=f"top-up {i}"),
                                  args.total - a.served, args.concurrency))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection as AbstractSet
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from benchwarmers_mcp.engine import learning
@@ -40,6 +40,7 @@ SHAPE_ROLES: dict[str, tuple[str, ...]] = {
 
 
 Z = 1.5  # the upper bound's standard deviations (about the one-sided 93% bound), tuned on the learning benchmark
+DRAWS = random.Random()  # Thompson draws, one generator for every panel (seeding one costs ~14 us)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Explore:
 
     method: str = "ucb"
     z: float = Z
-    rng: random.Random = field(default_factory=random.Random)
+    rng: random.Random = DRAWS
 
 
 @dataclass(frozen=True)
@@ -153,15 +154,18 @@ def _why(r: Rating | None, explore: Explore, score: float) -> str:
 
 
 def ranked_pool(pool: list[ModelRecord], ratings: Mapping[str, Rating], explore: Explore
-                ) -> list[tuple[ModelRecord, str]]:
-    """The pool best first: by score, then least recently used (exact time), then alias."""
+                ) -> Iterator[tuple[ModelRecord, str]]:
+    """The pool best first: by score, then least recently used (exact time), then alias. Each one's
+    note is written as it is reached, so a panel's few explorer seats cost a note each, not a
+    whole bench's."""
     scored = []
     for m in pool:
         r = ratings.get(m.alias)
         score = 2.0 if r is None else r.upper(explore.z) if explore.method == "ucb" else r.draw(explore.rng)
-        scored.append((-score, m.last_used or 0.0, m.alias, m, _why(r, explore, score)))
+        scored.append((-score, m.last_used or 0.0, m.alias, m, r))
     scored.sort(key=lambda t: t[:3])
-    return [(t[3], t[4]) for t in scored]
+    for negative, _, _, m, r in scored:
+        yield m, _why(r, explore, -negative)
 
 
 class _Explorers:
@@ -201,7 +205,7 @@ class _Explorers:
                 continue
             self.add(model, "nominated" + (" (window may be too small)" if _too_small(model, estimate) else ""))
 
-    def fill(self, pool: list[tuple[ModelRecord, str]]) -> None:
+    def fill(self, pool: Iterable[tuple[ModelRecord, str]]) -> None:
         """The rest of the seats from the pool, in order, never two of one family."""
         for model, why in pool:
             if len(self.seats) >= self.count:
