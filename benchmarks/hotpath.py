@@ -15,7 +15,8 @@ Benchwarmers (``python -m benchwarmers_mcp serve``) as real processes on 127.0.0
   package has them; the first start, which compiles them, is printed apart), RSS idle and after
   10,000 requests;
 - the sequential and c=20 route-turn figures against a second server whose usage ledger holds
-  ``--ledger-rows`` rows (interleaved with the first server and direct calls);
+  ``--ledger-rows`` rows (interleaved with the first server and direct calls, in a block of their
+  own: the first server's figures above never wait on the second's);
 - once, after the repetitions: a panel of the three members and an explorer seat on a bench of
   ``WIDE_BENCH`` models, as a user's bench is (the figures above have three models and no
   explorer: what grows with the bench, the explorer's pool and its ratings, shows only here).
@@ -313,27 +314,32 @@ def ms(responses: list[Response], what: str = "total") -> list[float]:
 
 
 async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n: int) -> None:
-    """One repetition of the sequential figures."""
-    targets = [(upstream, "m1"), (a.port, "bench/trio:route")] + ([(b.port, "bench/trio:route")] if b else [])
-    for stream in (False, True):
-        pairs = [caller(port, body(model, stream=stream)) for port, model in targets]
-        cpu = cpu_seconds(a.pid)
-        results = await interleaved([c for _, c in pairs], n)
-        kind = "stream" if stream else "turn"
-        fig.add(f"{kind}.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
-        for client, _ in pairs:
-            await client.close()
-        names = ["direct", "A", "B"]
-        for name, rs in zip(names, results, strict=False):
-            for what in ("total", "ttfb") if stream else ("total",):
-                values = ms(rs, what)
-                tag = f"{kind}.{what}.{name}"
-                fig.add(tag + ".p50", statistics.median(values))
-                fig.add(tag + ".p95", pct(values, 95))
-                fig.add(tag + ".p99", pct(values, 99))
-        a.served += n + 10
-        if b:
-            b.served += n + 10
+    """One repetition of the sequential figures. A's own figures are taken with direct calls alone
+    between its requests; B's comparison is a block of its own (direct, A, B in turn), since a
+    server that waits while another serves wakes slower, which would charge B's presence to A."""
+    blocks = [("", [(upstream, "m1"), (a.port, "bench/trio:route")], ["direct", "A"])]
+    if b:
+        blocks.append(("vsB.", [(upstream, "m1"), (a.port, "bench/trio:route"), (b.port, "bench/trio:route")],
+                       ["direct", "A", "B"]))
+    for prefix, targets, names in blocks:
+        for stream in (False, True):
+            pairs = [caller(port, body(model, stream=stream)) for port, model in targets]
+            cpu = cpu_seconds(a.pid)
+            results = await interleaved([c for _, c in pairs], n)
+            kind = "stream" if stream else "turn"
+            fig.add(f"{prefix}{kind}.cpu.A", (cpu_seconds(a.pid) - cpu) * 1000 / (n + 10))
+            for client, _ in pairs:
+                await client.close()
+            for name, rs in zip(names, results, strict=True):
+                for what in ("total", "ttfb") if stream else ("total",):
+                    values = ms(rs, what)
+                    tag = f"{prefix}{kind}.{what}.{name}"
+                    fig.add(tag + ".p50", statistics.median(values))
+                    fig.add(tag + ".p95", pct(values, 95))
+                    fig.add(tag + ".p99", pct(values, 99))
+            a.served += n + 10
+            if b and len(targets) == 3:
+                b.served += n + 10
     await against_direct(fig, "long", upstream, a, n, body("m1", earlier=LONG_CONVERSATION),
                          body("bench/trio:route", earlier=LONG_CONVERSATION))
     await against_direct(fig, "panel", upstream, a, n, body("m1"), body("bench/trio"))
@@ -429,11 +435,11 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
     print(f"RSS: idle {rss['idle']:.1f} MiB, after {rss['served']:,.0f} requests {rss['after']:.1f} MiB")
     if has_b:
         print()
-        print(f"server B ({b_is}) vs server A (same repetitions, interleaved):")
+        print(f"server B ({b_is}) vs server A (same repetitions, a block of direct, A and B in turn):")
         for label, kind, what in (("route turn p50", "turn", "total"), ("streamed first byte p50", "stream", "ttfb")):
-            a_add, b_add = added(kind, what, "A"), added(kind, what, "B")
+            a_add, b_add = added(f"vsB.{kind}", what, "A"), added(f"vsB.{kind}", what, "B")
             print(f"  {label:40} added {a_add:+.2f} ms on A, {b_add:+.2f} ms on B"
-                  f" (gateway time {g(f'{kind}.{what}.B.p50') / g(f'{kind}.{what}.A.p50') - 1:+.1%})")
+                  f" (gateway time {g(f'vsB.{kind}.{what}.B.p50') / g(f'vsB.{kind}.{what}.A.p50') - 1:+.1%})")
         change = g("c.turn.B.rps") / g("c.turn.A.rps") - 1
         print(f"  {'route turns at c=20':40} {g('c.turn.A.rps'):.0f} rps on A, {g('c.turn.B.rps'):.0f} rps"
               f" on B ({change:+.1%}); CPU per turn {g('c.turn.A.cpu_ms'):.2f} ms on A,"
