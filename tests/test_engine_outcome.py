@@ -137,6 +137,17 @@ async def test_a_whole_turn_run_inline_is_driven_by_ready_and_recorded_before_it
     assert (await turn.collect()).text == "turn by a"
 
 
+async def test_a_whole_turn_hands_its_answer_over_whole(ctx: Context) -> None:
+    """A whole turn's face takes the answer whole: no event goes through the pipe one by one (each
+    was a send, a receive and a builder step per event, a few microseconds a token)."""
+    turn = await start_turn(ctx, ask(), Collection("core", ("a",)), access=Access.unscoped(), hold_all=True,
+                            inline=True)
+    await turn.ready()
+    assert turn.over and turn.queued == 0, "the commit was the one item sent"
+    assert turn.answer.text == "turn by a" and turn.usage == Usage(7, 3)
+    assert (await turn.collect()).text == "turn by a"
+
+
 async def test_a_streamed_turn_tells_the_face_when_its_next_item_must_be_waited_for(ctx: Context) -> None:
     """``waiting()``: False while items the driver sent are untaken, or once the driver is done."""
     turn = await start_turn(ctx, ask(), Collection("core", ("a",)), access=Access.unscoped())

@@ -7,6 +7,7 @@
                                       task group; returns a RouteTurn
     RouteTurn.ready(wait)             waits for a member to commit (raises 429 / 502 if none did)
     RouteTurn.events(keepalive)       the member's stream events; an error after the commit raises
+                                      (a whole turn, ``hold_all``, relays none: ``collect`` has it)
     RouteTurn.answer                  the turn's outcome so far (member, call, answer, usage), kept by
                                       the driver as it happens; ``report.turn_bench`` renders it
 
@@ -478,8 +479,12 @@ class _Driver:
         self._put(Committed(member, call, failed_over))
         if self.shadow is not None:
             self.shadow.start(self.ctx, member)
-        for event in held:
-            self._forward(event)
+        if self.hold_all:  # a whole turn's face takes the answer whole (``collect``), not event by event
+            for event in held:
+                self.turn.relayed.add(event)
+        else:
+            for event in held:
+                self._forward(event)
         self.record.status = "ok"
 
     def _forward(self, event: StreamEvent) -> None:
