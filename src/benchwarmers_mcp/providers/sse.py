@@ -11,49 +11,75 @@ import httpx
 from benchwarmers_mcp.errors import UpstreamFailure
 
 
-async def _lines(response: httpx.Response) -> AsyncIterator[str]:
-    """The body's lines, split on LF, CRLF or a lone CR as SSE and NDJSON allow, each decoded as
-    UTF-8 once it is whole (a newline byte never falls inside a multi-byte character). Bytes
-    rather than httpx's text and line decoders: those run per character in Python, and this is
-    the part of every streamed call that grows with the answer."""
-    rest = b""
-    cr = False  # the last chunk ended in CR: a LF opening the next one belongs to it
-    async for chunk in response.aiter_bytes():
-        if cr and chunk[:1] == b"\n":
+class _Lines:
+    """A body's lines as its chunks come, split on LF, CRLF or a lone CR as SSE and NDJSON allow.
+    Each chunk's whole lines are decoded as UTF-8 at once (a newline byte never falls inside a
+    multi-byte character); what follows the last newline waits for the next chunk. Bytes rather
+    than httpx's text and line decoders: those run per character in Python, and this is the part of
+    every streamed call that grows with the answer."""
+
+    def __init__(self) -> None:
+        self.rest = b""
+        self.cr = False  # the last chunk ended in CR: a LF opening the next one belongs to it
+
+    def feed(self, chunk: bytes) -> list[str]:
+        if self.cr and chunk[:1] == b"\n":
             chunk = chunk[1:]
-        cr = chunk[-1:] == b"\r"
-        rest += chunk
+        self.cr = chunk[-1:] == b"\r"
+        rest = self.rest + chunk
         if b"\r" in rest:
             rest = rest.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        if b"\n" not in rest:
-            continue
-        *whole, rest = rest.split(b"\n")
-        for line in whole:
-            yield line.decode("utf-8", "replace")
-    if rest:
-        yield rest.decode("utf-8", "replace")
+        whole, newline, self.rest = rest.rpartition(b"\n")
+        return whole.decode("utf-8", "replace").split("\n") if newline else []
+
+    def end(self) -> list[str]:
+        return [self.rest.decode("utf-8", "replace")] if self.rest else []
 
 
-async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
-    """Yield ``(event, data)`` pairs; comments are skipped, multi-line data joined."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in _lines(response):
+async def _lines(response: httpx.Response) -> AsyncIterator[str]:
+    lines = _Lines()
+    async for chunk in response.aiter_bytes():
+        for line in lines.feed(chunk):
+            yield line
+    for line in lines.end():
+        yield line
+
+
+class _Events:
+    """Server-sent events from their lines: ``line()`` returns an event when a blank line ends one."""
+
+    def __init__(self) -> None:
+        self.event: str | None = None
+        self.data: list[str] = []
+
+    def line(self, line: str) -> tuple[str | None, str] | None:
         if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-            continue
+            done = (self.event, "\n".join(self.data)) if self.data else None
+            self.event, self.data = None, []
+            return done
         if line.startswith(":"):
-            continue
+            return None
         name, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         if name == "event":
-            event = value
+            self.event = value
         elif name == "data":
-            data.append(value)
-    if data:
-        yield event, "\n".join(data)
+            self.data.append(value)
+        return None
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
+    """Yield ``(event, data)`` pairs; comments are skipped, multi-line data joined. Lines are read
+    from each chunk here, not through a generator of lines: an event is two lines, and each step
+    through one more generator was paid for every event of every answer."""
+    lines, events = _Lines(), _Events()
+    async for chunk in response.aiter_bytes():
+        for line in lines.feed(chunk):
+            if (event := events.line(line)) is not None:
+                yield event
+    for line in [*lines.end(), ""]:  # the body's end ends an event, as a blank line does
+        if (event := events.line(line)) is not None:
+            yield event
 
 
 def parse_json(data: str) -> Any:
