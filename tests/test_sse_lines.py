@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from benchwarmers_mcp.providers.sse import ndjson_lines, sse_events
+from benchwarmers_mcp.errors import UpstreamFailure
+from benchwarmers_mcp.providers.sse import ndjson_lines, parse_json, sse_events
 
 pytestmark = pytest.mark.anyio
 
@@ -56,3 +57,19 @@ async def test_ndjson_lines_split_anywhere() -> None:
     for cut in range(1, len(body)):
         rows = [r async for r in ndjson_lines(_response([body[:cut], body[cut:]], "application/x-ndjson"))]
         assert rows == [{"n": 1}, {"n": "é"}, {"n": 3}], cut
+
+
+@pytest.mark.parametrize("data", ['{"a": [1, 2.5, null, true]}', ' {"a": 1} ', '"\\ud800"', "NaN", "[]", "3",
+                                  '{"a": 1}\n'])
+def test_parse_json_reads_what_json_loads_reads(data: str) -> None:
+    import json
+    import math
+
+    got, want = parse_json(data), json.loads(data)
+    assert got == want or (isinstance(want, float) and math.isnan(want) and math.isnan(got))
+
+
+@pytest.mark.parametrize("data", ["", " ", '{"a": 1} x', '{"a": ', "{'a': 1}", "[1,]"])
+def test_parse_json_refuses_what_json_loads_refuses(data: str) -> None:
+    with pytest.raises(UpstreamFailure, match="malformed stream line"):
+        parse_json(data)
