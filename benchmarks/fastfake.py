@@ -2,7 +2,8 @@
 
 Both are plain asyncio on raw sockets so that neither is the bottleneck: the fake answers
 ``POST /v1/chat/completions`` (whole, or streamed as SSE in chunked encoding when the body asks
-for ``"stream": true``) and ``GET /v1/models`` with fixed bodies, keep-alive, no framework. The
+for ``"stream": true``) and ``GET /v1/models`` with fixed bodies, keep-alive, no framework. A
+prompt asking for "a long answer" gets ``LONG_TOKENS`` words, streamed a word an event. The
 client keeps one connection per worker and reads Content-Length and chunked bodies, timing the
 first body byte and the last.
 
@@ -21,9 +22,14 @@ ANSWER = "answer from the fake upstream: a short reply of a few words."
 USAGE = {"prompt_tokens": 12, "completion_tokens": 14, "total_tokens": 26}
 
 
-def _whole() -> bytes:
+LONG_ASKED = b"a long answer"  # a prompt with these words gets LONG_TOKENS tokens, a piece each when streamed
+LONG_TOKENS = 300
+LONG = [f" word{i}" for i in range(LONG_TOKENS)]
+
+
+def _whole(answer: str = ANSWER) -> bytes:
     body = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "m",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": ANSWER},
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                                     "finish_reason": "stop"}], "usage": USAGE}).encode()
     return (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body)) + body
 
@@ -32,14 +38,16 @@ def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-def _stream() -> bytes:
+def _stream(pieces: list[str] | None = None) -> bytes:
     def event(delta: dict[str, object], reason: str | None = None, **extra: object) -> bytes:
         payload = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "m",
                    "choices": [{"index": 0, "delta": delta, "finish_reason": reason}], **extra}
         return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
+    if pieces is None:
+        pieces = [ANSWER[i:i + 16] for i in range(0, len(ANSWER), 16)]
     events = [event({"role": "assistant", "content": ""})]
-    events += [event({"content": ANSWER[i:i + 16]}) for i in range(0, len(ANSWER), 16)]
+    events += [event({"content": piece}) for piece in pieces]
     events.append(event({}, "stop"))
     events.append(b"data: " + json.dumps({"id": "x", "object": "chat.completion.chunk", "choices": [],
                                           "usage": USAGE}).encode() + b"\n\n")
@@ -54,6 +62,7 @@ def _models() -> bytes:
 
 
 WHOLE, STREAM, MODELS = _whole(), _stream(), _models()
+LONG_WHOLE, LONG_STREAM = _whole("".join(LONG)), _stream(LONG)
 
 
 class FakeProtocol(asyncio.Protocol):
@@ -85,9 +94,9 @@ class FakeProtocol(asyncio.Protocol):
             if head.startswith(b"get"):
                 self.transport.write(MODELS)
             elif b'"stream":true' in body.replace(b" ", b""):
-                self.transport.write(STREAM)
+                self.transport.write(LONG_STREAM if LONG_ASKED in body else STREAM)
             else:
-                self.transport.write(WHOLE)
+                self.transport.write(LONG_WHOLE if LONG_ASKED in body else WHOLE)
 
 
 async def serve(port: int) -> None:

@@ -7,8 +7,10 @@ Starts a zero-latency fake OpenAI upstream (``fastfake.py``: raw asyncio, no fra
 Benchwarmers (``python -m benchwarmers_mcp serve``) as real processes on 127.0.0.1, then prints:
 
 - sequential, direct vs route turn (p50/p95/p99 and the added ms), streamed route turn (time to
-  first and last byte), a 3-seat panel against one direct call; each gateway request is
-  interleaved with a direct one, so both see the same machine;
+  first and last byte), a 3-seat panel against one direct call, a route turn of a 201-message
+  conversation and one whose answer is ``LONG_TOKENS`` tokens (the fake streams a token an event
+  to the gateway, which asks its members streamed, and answers the direct call whole); each
+  gateway request is interleaved with a direct one, so both see the same machine;
 - at concurrency 20: direct, route turns and panels (rps, p50, p95, errors), the gateway's CPU
   per request (user + system time of its process, all threads) and its ratio to direct;
 - cold start (process start to the first route-turn answer, modules compiled as an installed
@@ -46,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from fastfake import Client, Response  # noqa: E402
+from fastfake import LONG_ASKED, LONG_TOKENS, Client, Response  # noqa: E402
 
 from tests.kits.seed import seed  # noqa: E402
 from tests.kits.servers import free_port, server_env  # noqa: E402
@@ -343,6 +345,9 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
     await against_direct(fig, "long", upstream, a, n, body("m1", earlier=LONG_CONVERSATION),
                          body("bench/trio:route", earlier=LONG_CONVERSATION))
     await against_direct(fig, "panel", upstream, a, n, body("m1"), body("bench/trio"))
+    long_answer = f"Write me {LONG_ASKED.decode()}."  # the fake's LONG_TOKENS words: streamed upstream, one an event
+    await against_direct(fig, "answer", upstream, a, n, body("m1", first=long_answer),
+                         body("bench/trio:route", first=long_answer))
 
 
 async def against_direct(fig: Figures, kind: str, upstream: int, a: Server, n: int, direct_body: bytes,
@@ -411,12 +416,14 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
                   f" {g(f'stream.{what}.A.{p}'):10.2f} {added('stream', what, p=p):+9.2f}")
     print(f"{f'route turn, {LONG_CONVERSATION + 1}-message conversation, sequential p50 (ms)':58}"
           f" {g('long.total.direct.p50'):10.2f} {g('long.total.A.p50'):10.2f} {added('long', 'total'):+9.2f}")
+    print(f"{f'route turn, {LONG_TOKENS}-token answer, sequential p50 (ms)':58}"
+          f" {g('answer.total.direct.p50'):10.2f} {g('answer.total.A.p50'):10.2f} {added('answer', 'total'):+9.2f}")
     if "wide.total.A.p50" in fig.values:
         print(f"{f'panel + 1 explorer, {WIDE_BENCH}-model bench (once), sequential p50 (ms)':58}"
               f" {g('wide.total.direct.p50'):10.2f} {g('wide.total.A.p50'):10.2f} {added('wide', 'total'):+9.2f}")
     print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
           f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f},"
-          f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}"
+          f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}, {LONG_TOKENS}-token answer {g('answer.cpu.A'):.2f}"
           + (f", panel + explorer on {WIDE_BENCH} models {g('wide.cpu.A'):.2f}" if "wide.cpu.A" in fig.values else ""))
     print()
     print(f"{'concurrency':58} {'rps':>8} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6} {'cpu ms/req':>10} {'x direct':>8}")
