@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -84,7 +84,7 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None
 
 # the C scanner ``json.loads`` ends in: called alone it skips two whitespace regexes and three
 # Python frames, 2.9 -> 1.7 us a stream chunk (a chunk per token)
-_SCAN = json.JSONDecoder().scan_once
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__
 
 
 def parse_json(data: str) -> Any:
