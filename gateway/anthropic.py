@@ -28,7 +28,7 @@ from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import face, images, options, retry, tool_defs
 from benchwarmers_mcp.gateway.face import Dialect, handle_ask
-from benchwarmers_mcp.gateway.sse import SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import SSE_HEADERS, Frame, sse
 from benchwarmers_mcp.gateway.tool_ids import arguments_text
 from benchwarmers_mcp.inbound import context, guarded, key_name, read_json
 from benchwarmers_mcp.messages import (
@@ -279,8 +279,13 @@ def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
                     bench=report.panel_bench(run))
 
 
-def _text_delta(piece: str) -> bytes:
-    return event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+def _text_delta_at(index: int) -> Frame:
+    """The text delta of content block ``index``, made a token at a time (as ``event`` writes it)."""
+    return Frame(lambda piece: {"type": "content_block_delta", "index": index,
+                                "delta": {"type": "text_delta", "text": piece}}, event="content_block_delta")
+
+
+_text_delta = _text_delta_at(0)
 
 
 async def stream_panel(run: PanelRun, ask: Ask, keepalive: float) -> AsyncIterator[bytes]:
@@ -351,7 +356,7 @@ async def stream_turn(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncItera
             if not text_open:
                 yield event("content_block_start", index=index, content_block={"type": "text", "text": ""})
                 text_open = True
-            yield event("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
+            yield _text_delta(piece) if index == 0 else _text_delta_at(index)(piece)
         answer = turn.answer
         if text_open:
             yield event("content_block_stop", index=index)

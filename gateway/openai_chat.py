@@ -25,7 +25,7 @@ from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import face, tool_defs
 from benchwarmers_mcp.gateway.face import Dialect, handle_ask
 from benchwarmers_mcp.gateway.images import parse_image_url
-from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, Frame, sse
 from benchwarmers_mcp.gateway.tool_ids import function_calls
 from benchwarmers_mcp.inbound import error_body, guarded
 from benchwarmers_mcp.inbound import render_error as render_error  # this dialect's errors: the default shape
@@ -181,10 +181,16 @@ class ChunkWriter:
         self.id = f"chatcmpl-{secrets.token_hex(12)}"
         self.created = int(time.time())
         self.model = model
+        # a text or reasoning chunk, as ``chunk`` writes it, made a token at a time
+        self.text = Frame(lambda text: self._chunk_of({"content": text}))
+        self.reasoning = Frame(lambda text: self._chunk_of({"reasoning_content": text}))
+
+    def _chunk_of(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra}
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        return sse({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                    "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra})
+        return sse(self._chunk_of(delta, finish, **extra))
 
     def tail(self, **extra: Any) -> bytes:
         """A chunk with no choice, for what comes after the finish (usage, ``bench``)."""
@@ -277,9 +283,9 @@ async def stream_turn(turn: RouteTurn, keepalive: float, include_usage: bool) ->
             if event is None:
                 yield KEEPALIVE_COMMENT
             elif isinstance(event, TextDelta) and event.text:
-                yield out.chunk({"content": event.text})
+                yield out.text(event.text)
             elif isinstance(event, ReasoningDelta) and event.text:
-                yield out.chunk({"reasoning_content": event.text})
+                yield out.reasoning(event.text)
             elif isinstance(event, ToolCallDelta):
                 saw_tools = True
                 yield out.chunk({"tool_calls": [_map_tool_delta(event)]})

@@ -32,7 +32,7 @@ from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
 from benchwarmers_mcp.gateway import face, images, options, responses_tools, retry
 from benchwarmers_mcp.gateway.face import Dialect, handle_ask
 from benchwarmers_mcp.gateway.responses_tools import Toolbox
-from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, sse
+from benchwarmers_mcp.gateway.sse import KEEPALIVE_COMMENT, SSE_HEADERS, Frame, sse
 from benchwarmers_mcp.inbound import guarded
 from benchwarmers_mcp.messages import (
     Answer,
@@ -233,6 +233,7 @@ class Reply:
         self.instructions = body.get("instructions") if isinstance(body.get("instructions"), str) else None
         self.metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
         self.sequence = 0
+        self._text_delta: Frame | None = None
 
     def item(self, text: str | None, status: str = "completed") -> dict[str, Any]:
         content = [] if text is None else [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
@@ -262,7 +263,15 @@ class Reply:
         return self.event(kind, item_id=self.item_id, output_index=0, content_index=0, **data)
 
     def text_delta(self, piece: str) -> bytes:
-        return self.text_event("response.output_text.delta", delta=piece, logprobs=[])
+        """``text_event("response.output_text.delta", ...)``'s bytes, made a token at a time."""
+        kind = "response.output_text.delta"
+        if self._text_delta is None:
+            self._text_delta = Frame(lambda sequence, delta: {
+                "type": kind, "sequence_number": sequence, "item_id": self.item_id, "output_index": 0,
+                "content_index": 0, "delta": delta, "logprobs": []}, event=kind, holes=2)
+        frame = self._text_delta(self.sequence, piece)
+        self.sequence += 1
+        return frame
 
     # The event runs a panel and a route turn share, numbered in the order they are made.
 
