@@ -348,6 +348,8 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
     long_answer = f"Write me {LONG_ASKED.decode()}."  # the fake's LONG_TOKENS words: streamed upstream, one an event
     await against_direct(fig, "answer", upstream, a, n, body("m1", first=long_answer),
                          body("bench/trio:route", first=long_answer))
+    await against_direct(fig, "answer_streamed", upstream, a, n, body("m1", stream=True, first=long_answer),
+                         body("bench/trio:route", stream=True, first=long_answer))
 
 
 async def against_direct(fig: Figures, kind: str, upstream: int, a: Server, n: int, direct_body: bytes,
@@ -418,12 +420,15 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
           f" {g('long.total.direct.p50'):10.2f} {g('long.total.A.p50'):10.2f} {added('long', 'total'):+9.2f}")
     print(f"{f'route turn, {LONG_TOKENS}-token answer, sequential p50 (ms)':58}"
           f" {g('answer.total.direct.p50'):10.2f} {g('answer.total.A.p50'):10.2f} {added('answer', 'total'):+9.2f}")
+    print(f"{'  the same, streamed both ways, last byte p50 (ms)':58} {g('answer_streamed.total.direct.p50'):10.2f}"
+          f" {g('answer_streamed.total.A.p50'):10.2f} {added('answer_streamed', 'total'):+9.2f}")
     if "wide.total.A.p50" in fig.values:
         print(f"{f'panel + 1 explorer, {WIDE_BENCH}-model bench (once), sequential p50 (ms)':58}"
               f" {g('wide.total.direct.p50'):10.2f} {g('wide.total.A.p50'):10.2f} {added('wide', 'total'):+9.2f}")
     print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
           f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f},"
           f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}, {LONG_TOKENS}-token answer {g('answer.cpu.A'):.2f}"
+          f" (streamed {g('answer_streamed.cpu.A'):.2f})"
           + (f", panel + explorer on {WIDE_BENCH} models {g('wide.cpu.A'):.2f}" if "wide.cpu.A" in fig.values else ""))
     print()
     print(f"{'concurrency':58} {'rps':>8} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6} {'cpu ms/req':>10} {'x direct':>8}")
