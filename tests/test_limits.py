@@ -336,3 +336,22 @@ async def test_requests_a_month_count_the_calendar_month(caller, db, upstream):
         await call(caller)
     assert "rpmo 1 on connection up: 1 requests this month" in caught.value.message
     assert caught.value.retry_after == pytest.approx(limits.next_month(time.time()) - time.time(), abs=5)
+
+
+async def test_a_paused_connection_rests_every_model_on_every_endpoint_it_carries(db) -> None:
+    """``resting_aliases``: an endpoint's connection is its own name unless it names a shared one."""
+    await endpoints.add(db, Endpoint("east", "http://127.0.0.1:9/v1", connection="acct"))
+    await endpoints.add(db, Endpoint("west", "http://127.0.0.1:9/v2", connection="acct"))
+    await endpoints.add(db, Endpoint("solo", "http://127.0.0.1:9/v3"))
+    for alias, endpoint in (("e1", "east"), ("w1", "west"), ("w2", "west"), ("s1", "solo")):
+        await models.register(db, ModelRecord(alias, alias, endpoint, alias))
+    now = time.time()
+    before = await resting(db)
+    async with db.transaction() as tx:
+        await store.pause(tx, "acct", now + 60, "refused key")
+        await store.pause(tx, "gone", now - 1, "an old pause, over")
+    assert await resting(db) == before | {"e1", "w1", "w2"}
+    async with db.transaction() as tx:
+        await store.pause(tx, "solo", now + 60, "refused key")
+        await store.rest(tx, "m1", "up", now + 60, "429")
+    assert await resting(db) == before | {"e1", "w1", "w2", "s1", "m1"}

@@ -409,11 +409,14 @@ async def resume(db: Database, *, connection: str | None = None, alias: str | No
 # -- who is resting --
 
 async def resting_aliases(db: Database, now: float) -> list[str]:
-    """Models resting after a limit or failures, and every model on a paused connection."""
+    """Models resting after a limit or failures, and every model on a paused connection. Read on
+    every panel and route turn, so the paused connections lead (``CROSS JOIN`` keeps that order in
+    SQLite): with none paused, the usual case, nothing else is read, where joining from the models
+    walked the whole bench (29 -> 11 us with 43 models)."""
     rows = await db.fetchall(
-        "SELECT alias FROM model_states WHERE rest_until > ? UNION SELECT m.alias FROM models m"
-        f" JOIN endpoints e ON e.name = m.endpoint JOIN connection_states c ON c.connection = {CONNECTION_OF}"
-        " WHERE c.paused_until > ?", (now, now))
+        "SELECT alias FROM model_states WHERE rest_until > ? UNION SELECT m.alias FROM connection_states c"
+        f" CROSS JOIN endpoints e CROSS JOIN models m WHERE c.paused_until > ? AND {CONNECTION_OF} = c.connection"
+        " AND m.endpoint = e.name", (now, now))
     return [r[0] for r in rows]
 
 
