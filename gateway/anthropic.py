@@ -262,8 +262,12 @@ def envelope(ask: Ask, content: list[dict[str, Any]], stop_reason: str | None, u
             **extra}
 
 
+def _event_body(kind: str, **data: Any) -> dict[str, Any]:
+    return {"type": kind, **data}
+
+
 def event(kind: str, **data: Any) -> bytes:
-    return sse({"type": kind, **data}, event=kind)
+    return sse(_event_body(kind, **data), event=kind)
 
 
 def _delta_usage(usage: Usage) -> dict[str, int]:
@@ -281,8 +285,8 @@ def message(run: PanelRun, ask: Ask) -> dict[str, Any]:
 
 def _text_delta_at(index: int) -> Frame:
     """The text delta of content block ``index``, made a token at a time (as ``event`` writes it)."""
-    return Frame(lambda piece: {"type": "content_block_delta", "index": index,
-                                "delta": {"type": "text_delta", "text": piece}}, event="content_block_delta")
+    return Frame(lambda piece: _event_body("content_block_delta", index=index,
+                                           delta={"type": "text_delta", "text": piece}), event="content_block_delta")
 
 
 _text_delta = _text_delta_at(0)
@@ -353,10 +357,10 @@ async def stream_turn(turn: RouteTurn, ask: Ask, keepalive: float) -> AsyncItera
             if piece is None:
                 yield event("ping")
                 continue
-            if not text_open:
+            if not text_open:  # the answer's text is block 0: it opens before any tool block
                 yield event("content_block_start", index=index, content_block={"type": "text", "text": ""})
                 text_open = True
-            yield _text_delta(piece) if index == 0 else _text_delta_at(index)(piece)
+            yield _text_delta(piece)
         answer = turn.answer
         if text_open:
             yield event("content_block_stop", index=index)

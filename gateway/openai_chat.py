@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator
+from functools import cached_property
 from typing import Any
 
 from starlette.requests import Request
@@ -181,21 +182,29 @@ class ChunkWriter:
         self.id = f"chatcmpl-{secrets.token_hex(12)}"
         self.created = int(time.time())
         self.model = model
-        # a text or reasoning chunk, as ``chunk`` writes it, made a token at a time
-        self.text = Frame(lambda text: self._chunk_of({"content": text}))
-        self.reasoning = Frame(lambda text: self._chunk_of({"reasoning_content": text}))
+
+    @cached_property
+    def text(self) -> Frame:
+        """A text chunk as ``chunk`` writes it, made a token at a time (built on a stream's first token)."""
+        return Frame(lambda text: self._chunk_of({"content": text}))
+
+    @cached_property
+    def reasoning(self) -> Frame:
+        return Frame(lambda text: self._chunk_of({"reasoning_content": text}))
+
+    def _head(self) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model}
 
     def _chunk_of(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **extra}
+        return {**self._head(), "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+                **extra}
 
     def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         return sse(self._chunk_of(delta, finish, **extra))
 
     def tail(self, **extra: Any) -> bytes:
         """A chunk with no choice, for what comes after the finish (usage, ``bench``)."""
-        return sse({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                    "choices": [], **extra})
+        return sse({**self._head(), "choices": [], **extra})
 
 
 def _include_usage(body: dict[str, Any]) -> bool:

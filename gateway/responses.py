@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator
+from functools import cached_property
 from typing import Any
 
 from starlette.requests import Request
@@ -233,7 +234,6 @@ class Reply:
         self.instructions = body.get("instructions") if isinstance(body.get("instructions"), str) else None
         self.metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
         self.sequence = 0
-        self._text_delta: Frame | None = None
 
     def item(self, text: str | None, status: str = "completed") -> dict[str, Any]:
         content = [] if text is None else [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
@@ -254,21 +254,29 @@ class Reply:
             **extra,
         }
 
+    def _event_body(self, kind: str, sequence: int, **data: Any) -> dict[str, Any]:
+        return {"type": kind, "sequence_number": sequence, **data}
+
+    def _text_data(self, **data: Any) -> dict[str, Any]:
+        return {"item_id": self.item_id, "output_index": 0, "content_index": 0, **data}
+
     def event(self, kind: str, **data: Any) -> bytes:
-        frame = sse({"type": kind, "sequence_number": self.sequence, **data}, event=kind)
+        frame = sse(self._event_body(kind, self.sequence, **data), event=kind)
         self.sequence += 1
         return frame
 
     def text_event(self, kind: str, **data: Any) -> bytes:
-        return self.event(kind, item_id=self.item_id, output_index=0, content_index=0, **data)
+        return self.event(kind, **self._text_data(**data))
+
+    @cached_property
+    def _text_delta(self) -> Frame:
+        """``text_event("response.output_text.delta", ...)`` as a frame made a token at a time; its
+        sequence number is its second value (built on a stream's first token)."""
+        kind = "response.output_text.delta"
+        return Frame(lambda sequence, delta: self._event_body(kind, sequence, **self._text_data(delta=delta, logprobs=[])),
+                     event=kind, holes=2)
 
     def text_delta(self, piece: str) -> bytes:
-        """``text_event("response.output_text.delta", ...)``'s bytes, made a token at a time."""
-        kind = "response.output_text.delta"
-        if self._text_delta is None:
-            self._text_delta = Frame(lambda sequence, delta: {
-                "type": kind, "sequence_number": sequence, "item_id": self.item_id, "output_index": 0,
-                "content_index": 0, "delta": delta, "logprobs": []}, event=kind, holes=2)
         frame = self._text_delta(self.sequence, piece)
         self.sequence += 1
         return frame
