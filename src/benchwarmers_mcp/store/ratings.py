@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
@@ -92,8 +93,8 @@ async def _verdict_evidence(db: Reader, source: str, now: float, bucket: float) 
 
 @dataclass(frozen=True)
 class _Held:
-    """Verdict evidence as read at ``since``: the same answer for any ``now`` in [since, until)
-    while the newest verdict is still ``last`` (verdicts are only ever added)."""
+    """Evidence rows as read at ``since``: the same answer for any ``now`` in [since, until) while
+    the newest row of their table is still ``last`` (verdicts and suite answers are only added)."""
 
     last: int
     bucket: float
@@ -105,40 +106,34 @@ class _Held:
         return self.last == last and self.bucket == bucket and self.since <= now < self.until
 
 
-def _kept(db: Database, key: str, newest: int, bucket: float, now: float) -> tuple[EvidenceRow, ...] | None:
+async def _held(db: Reader, key: str, newest: int | None, bucket: float, now: float,
+                read: Callable[[], Awaitable[tuple[list[EvidenceRow], float]]]) -> tuple[EvidenceRow, ...]:
+    """Every model's rows from ``read``, kept in ``db.memo`` under ``key`` while the newest row of
+    their table is still ``newest`` (rows are only ever added; every writer of every process takes
+    the store's one writer lock, so ids commit in order) and no age has passed into the next bucket.
+    ``newest`` is None inside a transaction: read there every time."""
+    if not (isinstance(db, Database) and newest is not None):
+        return tuple((await read())[0])
     held = db.memo.get(key)
-    return held.rows if isinstance(held, _Held) and held.holds(newest, bucket, now) else None
+    if not (isinstance(held, _Held) and held.holds(newest, bucket, now)):
+        rows, until = await read()
+        held = db.memo[key] = _Held(newest, bucket, now, until, tuple(rows))
+    return held.rows
 
 
-async def _verdicts(db: Reader, source: str, now: float, bucket: float, aliases: tuple[str, ...] | None,
-                    last: int | None) -> list[EvidenceRow]:
-    """Verdict evidence, read again only when a verdict was added (by any process: ``last``, the
-    newest verdict's id, is read for each ``evidence()``; every writer of every process takes the
-    store's one writer lock, so ids commit in order) or a bucket boundary passed. ``last`` is None
-    inside a transaction: always read there."""
-    if isinstance(db, Database) and last is not None:
-        found = _kept(db, f"ratings.evidence.{source}", last, bucket, now)
-        if found is None:
-            rows, until = await _verdict_evidence(db, source, now, bucket)
-            found = tuple(rows)
-            db.memo[f"ratings.evidence.{source}"] = _Held(last, bucket, now, until, found)
-    else:
-        found = tuple((await _verdict_evidence(db, source, now, bucket))[0])
+def _among(rows: tuple[EvidenceRow, ...], aliases: tuple[str, ...] | None) -> list[EvidenceRow]:
     wanted = None if aliases is None else set(aliases)
-    return [r for r in found if wanted is None or r.alias in wanted]
+    return [r for r in rows if wanted is None or r.alias in wanted]
 
 
-async def _suite_rows(db: Reader, now: float, bucket: float, aliases: tuple[str, ...] | None
-                      ) -> tuple[list[EvidenceRow], float]:
-    """The scored suite answers of ``aliases`` (None: every model), counted per model, outcome and
-    age bucket, and until when that holds (as ``_verdict_evidence``)."""
-    only, among = _only("alias", aliases)
+async def _suite_rows(db: Reader, now: float, bucket: float) -> tuple[list[EvidenceRow], float]:
+    """Every model's scored suite answers, counted per model, outcome and age bucket, and until
+    when that holds (as ``_verdict_evidence``)."""
     rows = await db.fetchall(
         "SELECT alias, good, wrong, bucket, COUNT(*) AS n, MIN(at) AS first FROM ("
         "SELECT alias, at, CASE WHEN outcome IN ('found', 'clean') THEN 1 ELSE 0 END AS good,"
         f" CASE WHEN wrong > 0 OR invented > 0 THEN 1 ELSE 0 END AS wrong, {_bucket(db, 'at')}"
-        f" FROM suite_answers WHERE scored = 1 AND {only}) e GROUP BY alias, good, wrong, bucket",
-        (now, bucket, *among))
+        " FROM suite_answers WHERE scored = 1) e GROUP BY alias, good, wrong, bucket", (now, bucket))
     out, until = [], math.inf
     for r in rows:
         n, k = int(r["n"]), int(r["bucket"])
@@ -146,23 +141,6 @@ async def _suite_rows(db: Reader, now: float, bucket: float, aliases: tuple[str,
                                n if r["wrong"] else 0, 0, (k + 0.5) * bucket))
         until = min(until, float(r["first"]) + (k + 1) * bucket)
     return out, until
-
-
-async def _suite_evidence(db: Reader, now: float, bucket: float, aliases: tuple[str, ...] | None,
-                          last: int | None) -> list[EvidenceRow]:
-    """Suite evidence, kept as verdict evidence is: answers are only ever added, so it is read
-    again only when one was (``last``, the newest answer's id) or a bucket boundary passed. Every
-    explorer panel rates its whole pool, and each read had walked every scored answer of every
-    model in it (6.5 ms with 100 answers a model on a 43-model bench; 107 ms with 1,000)."""
-    if not (isinstance(db, Database) and last is not None):
-        return (await _suite_rows(db, now, bucket, aliases))[0]
-    found = _kept(db, "ratings.evidence.suite", last, bucket, now)
-    if found is None:
-        rows, until = await _suite_rows(db, now, bucket, None)
-        found = tuple(rows)
-        db.memo["ratings.evidence.suite"] = _Held(last, bucket, now, until, found)
-    wanted = None if aliases is None else set(aliases)
-    return [r for r in found if wanted is None or r.alias in wanted]
 
 
 async def _health_evidence(db: Reader, now: float, aliases: tuple[str, ...] | None) -> list[EvidenceRow]:
@@ -184,10 +162,15 @@ async def evidence(db: Reader, now: float | None = None, *, bucket: float = BUCK
     newest = await _newest(db, sources)
     out: list[EvidenceRow] = []
     for source in sources:
+        # verdicts and suite answers are kept between reads: each explorer panel rates its whole
+        # pool, and reading every answer of every model each time grew with the suite's history
+        # (6.5 ms a read with 100 answers a model on a 43-model bench, 107 ms with 1,000)
         if source in _VERDICT_SOURCES:
-            out += await _verdicts(db, source, now, bucket, among, newest.get("verdicts"))
+            out += _among(await _held(db, f"ratings.evidence.{source}", newest.get("verdicts"), bucket, now,
+                                      partial(_verdict_evidence, db, source, now, bucket)), among)
         elif source == "suite":
-            out += await _suite_evidence(db, now, bucket, among, newest.get("suite_answers"))
+            out += _among(await _held(db, "ratings.evidence.suite", newest.get("suite_answers"), bucket, now,
+                                      partial(_suite_rows, db, now, bucket)), among)
         elif source == "health":
             out += await _health_evidence(db, now, among)
     return out
