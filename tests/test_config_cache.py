@@ -23,35 +23,9 @@ from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.ledger import UsageRow
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.ratings import LearningSettings
-from tests.kits.store import store_of
+from tests.kits.store import Statements, store_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.backends]
-
-
-class Statements:
-    """Counts the statements a store sends outside a transaction (each top-level read or write)."""
-
-    def __init__(self, db: Database) -> None:
-        self.sql: list[str] = []
-        self._depth = 0
-        for name in ("fetchall", "fetchone", "fetchval", "write"):
-            setattr(db, name, self._counted(getattr(db, name)))
-
-    def _counted(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def run(sql: str, params: Any = ()) -> Any:
-            if self._depth == 0:  # fetchval answers through fetchone: one statement, counted once
-                self.sql.append(sql)
-            self._depth += 1
-            try:
-                return await fn(sql, params)
-            finally:
-                self._depth -= 1
-        return run
-
-    async def cost(self, read: Awaitable[Any]) -> tuple[int, Any]:
-        before = len(self.sql)
-        value = await read
-        return len(self.sql) - before, value
 
 
 async def bench(db: Database) -> None:

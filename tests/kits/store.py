@@ -5,6 +5,7 @@ marker, see ``tests/conftest.py``): then its ``home`` is bound to a fresh Postgr
 the ``postgresql`` run. Kits and tests open a data folder's store through ``store_of(home)`` (or
 ``Database(settings.store_target)``), never by building the SQLite path themselves, so the same
 test body runs on both backends; ``server_env`` passes the binding to server processes.
+``Statements(db)`` counts what a store sends outside a transaction (a kept read costs one).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -60,3 +61,29 @@ def in_store(where: Path | Settings, fn: Callable[[Database], Awaitable[T]]) -> 
 
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(anyio.run, go).result()
+
+
+class Statements:
+    """Counts the statements a store sends outside a transaction (each top-level read or write)."""
+
+    def __init__(self, db: Database) -> None:
+        self.sql: list[str] = []
+        self._depth = 0
+        for name in ("fetchall", "fetchone", "fetchval", "write"):
+            setattr(db, name, self._counted(getattr(db, name)))
+
+    def _counted(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def run(sql: str, params: Any = ()) -> Any:
+            if self._depth == 0:  # fetchval answers through fetchone: one statement, counted once
+                self.sql.append(sql)
+            self._depth += 1
+            try:
+                return await fn(sql, params)
+            finally:
+                self._depth -= 1
+        return run
+
+    async def cost(self, read: Awaitable[Any]) -> tuple[int, Any]:
+        before = len(self.sql)
+        value = await read
+        return len(self.sql) - before, value

@@ -5,9 +5,8 @@ panel rates its whole pool, so a read that walked every scored answer grew with 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,7 +16,7 @@ from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.suite import AnswerRow
-from tests.kits.store import store_of
+from tests.kits.store import Statements, store_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 
@@ -38,28 +37,6 @@ def answer(alias: str, at: float, outcome: str = "found", wrong: int = 0) -> Ans
     return AnswerRow(alias, "task", "ok", True, outcome, "", "", wrong=wrong, at=at)
 
 
-class Reads:
-    """The statements a store sends outside a transaction (``fetchone`` answers through
-    ``fetchall`` on some backends: one statement, counted once)."""
-
-    def __init__(self, db: Database) -> None:
-        self.sql: list[str] = []
-        self._depth = 0
-        for name in ("fetchall", "fetchone"):
-            setattr(db, name, self._counted(getattr(db, name)))
-
-    def _counted(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def run(sql: str, *args: Any, **kwargs: Any) -> Any:
-            if self._depth == 0:
-                self.sql.append(sql)
-            self._depth += 1
-            try:
-                return await fn(sql, *args, **kwargs)
-            finally:
-                self._depth -= 1
-        return run
-
-
 def counts(rows: list[rating_store.EvidenceRow]) -> dict[tuple[str, float], tuple[int, int, int]]:
     """Good, bad and wrong answers per model and age (a row per outcome: summed here)."""
     out: dict[tuple[str, float], tuple[int, int, int]] = {}
@@ -76,7 +53,7 @@ async def test_suite_evidence_is_read_again_only_when_an_answer_lands_or_a_day_p
     for row in (answer("a", at), answer("a", at, "missed"), answer("b", at, "found", wrong=1)):
         await suite_store.record_answer(a, row)
     now = at + 10.5 * DAY
-    reads = Reads(b)
+    reads = Statements(b)
     first = await rating_store.evidence(b, now, sources=("suite",), aliases=["a", "b", "c"])
     assert counts(first) == {("a", 10.5 * DAY): (1, 1, 0), ("b", 10.5 * DAY): (1, 0, 1)}
     n = len(reads.sql)
