@@ -5,8 +5,8 @@ health tallies. CPU of this process (``time.process_time``, the least of 5 block
     python benchmarks/evidence_cost.py [--models 43] [--reads 50]
 
 Every explorer panel rates its whole pool and a conversation's first route turn rates its members,
-so these costs are paid on the hot path. A store in a temporary folder (SQLite); the rows are
-written straight into the tables the triggers and the suite fill, so each case is made in seconds.
+so these costs are paid on the hot path. A store in a temporary folder (SQLite); suite answers
+and health tallies are written through the store's own functions, so each case is made in seconds.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchwarmers_mcp.engine import learning  # noqa: E402
-from benchwarmers_mcp.store import Database, endpoints, models  # noqa: E402
+from benchwarmers_mcp.store import Database, endpoints, models, ratings  # noqa: E402
 from benchwarmers_mcp.store import suite as suite_store  # noqa: E402
 from benchwarmers_mcp.store.endpoints import Endpoint  # noqa: E402
 from benchwarmers_mcp.store.models import ModelRecord  # noqa: E402
@@ -40,10 +40,7 @@ async def history(db: Database, aliases: list[str], answers: int, days: int) -> 
                                                           "", "", at=now - k * 3600))
     today = int(now // 86400)
     async with db.transaction() as tx:
-        for alias in aliases:
-            for d in range(days):
-                await tx.execute("INSERT INTO health_tally (alias, day, ok, failed) VALUES (?, ?, 50, 2)",
-                                 (alias, today - d))
+        await ratings.tally_many(tx, ((alias, today - d, 50, 2) for alias in aliases for d in range(days)))
 
 
 async def cost(db: Database, aliases: list[str], reads: int) -> float:

@@ -310,6 +310,12 @@ class Figures:
     def get(self, name: str) -> float:
         return statistics.median(self.values[name])
 
+    def percentiles(self, tag: str, values: list[float]) -> None:
+        """``tag``'s p50, p95 and p99 of this repetition."""
+        self.add(tag + ".p50", statistics.median(values))
+        self.add(tag + ".p95", pct(values, 95))
+        self.add(tag + ".p99", pct(values, 99))
+
 
 def ms(responses: list[Response], what: str = "total") -> list[float]:
     return [getattr(r, what) * 1000 for r in responses]
@@ -334,11 +340,7 @@ async def sequential(fig: Figures, upstream: int, a: Server, b: Server | None, n
                 await client.close()
             for name, rs in zip(names, results, strict=True):
                 for what in ("total", "ttfb") if stream else ("total",):
-                    values = ms(rs, what)
-                    tag = f"{prefix}{kind}.{what}.{name}"
-                    fig.add(tag + ".p50", statistics.median(values))
-                    fig.add(tag + ".p95", pct(values, 95))
-                    fig.add(tag + ".p99", pct(values, 99))
+                    fig.percentiles(f"{prefix}{kind}.{what}.{name}", ms(rs, what))
             a.served += n + 10
             if b and len(targets) == 3:
                 b.served += n + 10
@@ -363,10 +365,7 @@ async def against_direct(fig: Figures, kind: str, upstream: int, a: Server, n: i
         await client.close()
     a.served += n + 10
     for name, rs in zip(("direct", "A"), results, strict=True):
-        values = ms(rs)
-        fig.add(f"{kind}.total.{name}.p50", statistics.median(values))
-        fig.add(f"{kind}.total.{name}.p95", pct(values, 95))
-        fig.add(f"{kind}.total.{name}.p99", pct(values, 99))
+        fig.percentiles(f"{kind}.total.{name}", ms(rs))
 
 
 async def concurrent(fig: Figures, upstream: int, a: Server, b: Server | None, n: int, c: int,
@@ -422,14 +421,13 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
           f" {g('answer.total.direct.p50'):10.2f} {g('answer.total.A.p50'):10.2f} {added('answer', 'total'):+9.2f}")
     print(f"{'  the same, streamed both ways, last byte p50 (ms)':58} {g('answer_streamed.total.direct.p50'):10.2f}"
           f" {g('answer_streamed.total.A.p50'):10.2f} {added('answer_streamed', 'total'):+9.2f}")
-    if "wide.total.A.p50" in fig.values:
-        print(f"{f'panel + 1 explorer, {WIDE_BENCH}-model bench (once), sequential p50 (ms)':58}"
-              f" {g('wide.total.direct.p50'):10.2f} {g('wide.total.A.p50'):10.2f} {added('wide', 'total'):+9.2f}")
+    print(f"{f'panel + 1 explorer, {WIDE_BENCH}-model bench (once), sequential p50 (ms)':58}"
+          f" {g('wide.total.direct.p50'):10.2f} {g('wide.total.A.p50'):10.2f} {added('wide', 'total'):+9.2f}")
     print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
           f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f},"
           f" {LONG_CONVERSATION + 1}-message turn {g('long.cpu.A'):.2f}, {LONG_TOKENS}-token answer {g('answer.cpu.A'):.2f}"
           f" (streamed {g('answer_streamed.cpu.A'):.2f})"
-          + (f", panel + explorer on {WIDE_BENCH} models {g('wide.cpu.A'):.2f}" if "wide.cpu.A" in fig.values else ""))
+          f", panel + explorer on {WIDE_BENCH} models {g('wide.cpu.A'):.2f}")
     print()
     print(f"{'concurrency':58} {'rps':>8} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6} {'cpu ms/req':>10} {'x direct':>8}")
     rows_c = [("direct upstream", "direct", None), ("route turns", "turn.A", "c.turn.ratio"),
@@ -594,6 +592,7 @@ def main() -> None:
             upstream.terminate()
             upstream.wait()
     print(f"\nload average at end: {loadavg()}")
+
 
 if __name__ == "__main__":
     main()

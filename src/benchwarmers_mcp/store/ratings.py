@@ -188,6 +188,12 @@ async def _newest(db: Reader, sources: tuple[str, ...]) -> dict[str, int]:
     return {t: int(row[t]) for t in tables}
 
 
+async def tally_many(tx: Transaction, rows: Iterable[tuple[str, int, int, int]]) -> None:
+    """Days of health tally, ``(alias, day, ok, failed)``, in one batch: the history a benchmark
+    starts from (calls fill the tally through triggers)."""
+    await tx.executemany("INSERT INTO health_tally (alias, day, ok, failed) VALUES (?, ?, ?, ?)", rows)
+
+
 async def refused_shares(db: Reader, since: float, *, min_calls: int = 10) -> dict[str, float]:
     """Per alias with at least ``min_calls`` calls in the ledger since ``since``: the share the
     pacing refused (resting after a rate limit, a quota spent, a limit reached)."""
