@@ -421,7 +421,7 @@ def report(fig: Figures, cold: list[float], rss: dict[str, float], has_b: bool, 
           f" {g('answer.total.direct.p50'):10.2f} {g('answer.total.A.p50'):10.2f} {added('answer', 'total'):+9.2f}")
     print(f"{'  the same, streamed both ways, last byte p50 (ms)':58} {g('answer_streamed.total.direct.p50'):10.2f}"
           f" {g('answer_streamed.total.A.p50'):10.2f} {added('answer_streamed', 'total'):+9.2f}")
-    print(f"{f'panel + 1 explorer, {WIDE_BENCH}-model bench (once), sequential p50 (ms)':58}"
+    print(f"{f'panel + explorer, {WIDE_BENCH}-model bench (once), p50 (ms)':58}"
           f" {g('wide.total.direct.p50'):10.2f} {g('wide.total.A.p50'):10.2f} {added('wide', 'total'):+9.2f}")
     print(f"server CPU per request, sequential (ms; wall figures above follow it): route turn"
           f" {g('turn.cpu.A'):.2f}, streamed turn {g('stream.cpu.A'):.2f}, 3-seat panel {g('panel.cpu.A'):.2f},"
