@@ -1,0 +1,223 @@
+"""Instructions per request: the server under callgrind, a figure this machine's speed leaves be.
+
+    python benchmarks/instructions.py [--requests 200] [--kinds turn,stream,panel,long,tokens]
+                                      [--before REF] [--after REF]
+
+Wall and CPU time on this shared 2-core VM move 2x within an hour for the same build (see
+README.md), so a change worth 5% cannot be told from noise by ``hotpath.py`` alone. Valgrind's
+callgrind counts the instructions the server's process executes, which is the same from run to run
+for the same code, inputs and interpreter (to well under 1%: an event loop that finds data in one
+read or in two does a little more or less), whatever else the machine is doing.
+
+The fake upstream (``fastfake.py``) and the client run outside valgrind, as real processes on
+127.0.0.1; only ``benchwarmers serve`` runs under it, with collection off while it starts and warms
+up (``--collect-atstart=no``) and switched on (``callgrind_control -i on``) for exactly the measured
+requests of one kind at a time. Each kind's figure is the instructions (Ir) between its on and
+off, divided by its requests:
+
+    turn     a route turn (OpenAI chat, whole)          long    a route turn of a 201-message conversation
+    stream   a streamed route turn                      tokens  a route turn whose answer is 300 tokens
+    panel    a 3-seat panel
+
+Without ``--before``, the working tree is measured with this interpreter. With ``--before`` and
+``--after`` (git refs, ``.`` for the working tree), each version is built as ``versions.py`` builds
+it (its own venv, cached) and both are measured in turn, with the change between them printed.
+A run takes about a minute per version (valgrind runs the server 50-100x slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from fastfake import LONG_ASKED, Client  # noqa: E402
+from hotpath import LONG_CONVERSATION, body, free_port, start_upstream  # noqa: E402
+
+KINDS = {
+    "turn": ("a route turn", body("bench/trio:route")),
+    "stream": ("a streamed route turn", body("bench/trio:route", stream=True)),
+    "panel": ("a 3-seat panel", body("bench/trio")),
+    "long": (f"a route turn, {LONG_CONVERSATION + 1}-message conversation",
+             body("bench/trio:route", earlier=LONG_CONVERSATION)),
+    "tokens": ("a route turn, 300-token answer", body("bench/trio:route", first=f"Give {LONG_ASKED.decode()}.")),
+}
+WARM = 30  # requests of each kind before any is measured (first reads, caches, the JIT-less warm-up)
+
+
+@dataclass
+class Target:
+    label: str
+    python: str
+    env: dict[str, str]
+    cwd: Path | None = None
+
+
+def _ir(out_file: Path) -> int:
+    """The instructions (Ir) in a callgrind output file: the sum of its self-cost lines (a
+    ``calls=`` line's next line is the call's inclusive cost, counted where it was spent; the
+    file's ``summary:`` reads 0 when instrumentation was switched on by ``callgrind_control``)."""
+    total, inclusive = 0, False
+    for line in out_file.read_text(errors="replace").splitlines():
+        if inclusive:
+            inclusive = False
+        elif line.startswith("calls="):
+            inclusive = True
+        elif line[:1].isdigit() or line[:1] in "+-*":
+            fields = line.split()
+            if len(fields) >= 2:
+                total += int(fields[1])
+    return total
+
+
+def _control(pid: int, *args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
+
+
+async def _send(port: int, payload: bytes, n: int) -> None:
+    client = Client("127.0.0.1", port)
+    try:
+        for _ in range(n):
+            r = await client.request("POST", "/v1/chat/completions", payload)
+            if r.status != 200:
+                raise RuntimeError(f"the server answered {r.status}: {r.body[:300]!r}")
+    finally:
+        await client.close()
+
+
+async def _ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 300  # under valgrind a start takes tens of seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {log}")
+        client = Client("127.0.0.1", port)
+        try:
+            r = await client.request("GET", "/health", b"")
+            if r.status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            await client.close()
+        await asyncio.sleep(0.5)
+    raise RuntimeError(f"the server did not start; see {log}")
+
+
+def measure(target: Target, home: Path, kinds: list[str], requests: int, tmp: Path,
+            keep: Path | None = None) -> dict[str, float]:
+    """Instructions per request of each kind, on a server of ``target`` over the data folder ``home``."""
+    from tests.kits.servers import server_env
+
+    port = free_port()
+    out_dir = tmp / f"callgrind-{target.label}"
+    out_dir.mkdir()
+    log = tmp / f"{target.label}.log"
+    env = {**server_env(home, port), **target.env}
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
+               f"--callgrind-out-file={out_dir}/out.%p", target.python, "-m", "benchwarmers_mcp", "serve"]
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=target.cwd)
+    figures: dict[str, float] = {}
+    try:
+        asyncio.run(_ready(port, proc, log))
+        for kind in kinds:
+            payload = KINDS[kind][1]
+            asyncio.run(_send(port, payload, WARM))
+            time.sleep(0.5)  # writes after a reply, and anything scheduled, before collection starts
+            _control(proc.pid, "--zero")
+            _control(proc.pid, "-i", "on")
+            asyncio.run(_send(port, payload, requests))
+            time.sleep(0.5)  # the last request's writes after its reply are its own
+            _control(proc.pid, "-i", "off")
+            for old in out_dir.iterdir():
+                old.unlink()
+            _control(proc.pid, "--dump")
+            dumps = sorted(out_dir.iterdir())
+            figures[kind] = sum(_ir(f) for f in dumps) / requests
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                for i, f in enumerate(dumps):
+                    shutil.copy(f, keep / f"callgrind.{target.label.replace(' ', '-')}.{kind}.{i}")
+            print(f"  {target.label}: {KINDS[kind][0]}: {figures[kind] / 1e6:.3f} M instructions", flush=True)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return figures
+
+
+def _seed_here(home: Path, upstream: str) -> None:
+    from hotpath import prepare
+
+    prepare(home, upstream)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200, help="measured requests of each kind")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of: {', '.join(KINDS)}")
+    parser.add_argument("--before", help="a git ref (or . for the working tree) to compare with --after")
+    parser.add_argument("--after", default=".", help="with --before: the other version (default: the working tree)")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep each kind's callgrind file in DIR"
+                        " (for callgrind_annotate: where the instructions went, by C function and library)")
+    args = parser.parse_args()
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        parser.error(f"--kinds: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(KINDS)}")
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-instructions-"))
+    up_port = free_port()
+    upstream_url = f"http://127.0.0.1:{up_port}"
+    upstream = start_upstream(up_port)
+    results: dict[str, dict[str, float]] = {}
+    try:
+        if args.before is None:
+            home = tmp / "data"
+            _seed_here(home, upstream_url)
+            results["this tree"] = measure(Target("this tree", sys.executable, {}), home, kinds, args.requests, tmp,
+                                           args.keep)
+        else:
+            import versions
+
+            for label, ref in (("before", args.before), ("after", args.after)):
+                v = versions.resolve(label, ref)
+                versions.build(v)
+                home = tmp / label / "data"
+                versions.seed(v, home, upstream_url, tmp / f"{label}.seed.log")
+                clean = {k: "" for k in os.environ if k.startswith("PYTHON")}  # never this checkout's sources
+                results[f"{label} ({v.describe[:40]})"] = measure(
+                    Target(label, str(v.python), clean, cwd=tmp), home, kinds, args.requests, tmp, args.keep)
+    finally:
+        upstream.terminate()
+        upstream.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    columns = list(results)
+    print(f"\n{'M instructions per request':44}" + "".join(f"{c[:26]:>28}" for c in columns)
+          + (f"{'change':>10}" if len(columns) == 2 else ""))
+    for kind in kinds:
+        values = [results[c][kind] for c in columns]
+        line = f"{KINDS[kind][0]:44}" + "".join(f"{v / 1e6:28.3f}" for v in values)
+        if len(values) == 2:
+            line += f"{(values[1] - values[0]) / values[0]:+10.1%}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
