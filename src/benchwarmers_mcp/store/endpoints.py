@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
@@ -44,7 +44,7 @@ def from_row(row: Row) -> Endpoint:
 
 def copy_of(endpoint: Endpoint) -> Endpoint:
     """The endpoint with headers of its own: what a kept endpoint is handed out as."""
-    return replace(endpoint, headers=dict(endpoint.headers))
+    return Endpoint(**{**vars(endpoint), "headers": dict(endpoint.headers)})  # replace() walks fields() each call
 
 
 def validate(endpoint: Endpoint) -> None:

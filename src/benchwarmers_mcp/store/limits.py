@@ -301,8 +301,13 @@ class Settlement:
 
     @property
     def only_the_row(self) -> bool:
-        """Nothing but the ledger row to write (every other field at its default)."""
-        return self == Settlement(self.row)
+        """Nothing but the ledger row to write (every other field at its default): the fields
+        compared as one dict with the defaults' (every call asks; building a second Settlement to
+        compare with cost more than the rest of the settling)."""
+        return {**vars(self), "row": None} == _BARE
+
+
+_BARE = {**vars(Settlement(ledger.UsageRow("", "", "", "", ""))), "row": None}
 
 
 async def settle(db: Database, s: Settlement) -> None:

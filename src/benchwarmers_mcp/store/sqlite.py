@@ -39,6 +39,7 @@ at 20 concurrent route turns a turn cost 28% more CPU for it (benchmarks/version
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -67,6 +68,7 @@ class _Slow(Exception):
     """A read ran over its budget (or SQLite was busy): run it again in a thread."""
 
 
+@functools.lru_cache(maxsize=1024)  # a statement's few texts, asked on every run of each
 def _is_read(sql: str) -> bool:
     head = sql.lstrip()[:6].upper()
     return head == "SELECT" or head.startswith("WITH")
