@@ -11,10 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, endpoints, keys, models
+from benchwarmers_mcp.store import Database, endpoints, keys, ledger, models
 from benchwarmers_mcp.store import events as event_store
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, mask_url
@@ -108,6 +109,47 @@ async def test_a_transaction_commits_whole_or_leaves_nothing(home: Path) -> None
             await limit_store.pause(tx, "c", time.time() + 60, "kept")
         assert [a["subject"] for a in await limit_store.open_alerts(db)] == ["c"]
         assert list(await limit_store.pauses(db, time.time())) == ["c"]
+
+
+async def test_a_record_commits_whole_when_its_task_is_cancelled(home: Path) -> None:
+    """``Database.record`` (a call's usage row, a seat, a route turn) is written whole even when its
+    task was cancelled before it or is cancelled while it waits its turn behind another writer;
+    the cancellation reaches the task afterwards, at its next checkpoint."""
+    async with store_of(home) as db:
+        went_on = False
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await ledger.append(db, _usage("early"))
+            went_on = True
+            await anyio.lowlevel.checkpoint()
+            pytest.fail("the cancellation never came")
+        assert went_on and scope.cancelled_caught
+        assert "early" in await ledger.totals(db), "written whole, though cancelled before it began"
+
+        holding, waiting = anyio.Event(), anyio.Event()
+        async with anyio.create_task_group() as tg:
+            async def hold_the_writer() -> None:
+                async with db.transaction() as tx:
+                    await limit_store.raise_alert(tx, "limit", "held", "the writer is busy")
+                    holding.set()
+                    await waiting.wait()
+                    await anyio.sleep(0.05)
+
+            async def record_behind_it() -> None:
+                with anyio.CancelScope() as mine:
+                    waiting.set()
+                    mine.cancel()  # cancelled while it waits its turn
+                    await ledger.append(db, _usage("behind"))
+                    await anyio.lowlevel.checkpoint()
+
+            tg.start_soon(hold_the_writer)
+            await holding.wait()
+            tg.start_soon(record_behind_it)
+        assert "behind" in await ledger.totals(db), "written once its turn came, though cancelled while it waited"
+
+
+def _usage(connection: str) -> ledger.UsageRow:
+    return ledger.UsageRow(alias="m", connection=connection, endpoint="e", served="m", status="ok", t=time.time())
 
 
 async def test_writers_of_two_stores_take_turns_so_a_key_admits_exactly_its_rpm(home: Path) -> None:

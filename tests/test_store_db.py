@@ -183,7 +183,7 @@ async def test_a_write_cancelled_at_its_checkpoint_writes_nothing(tmp_path: Path
     async with Database(tmp_path / "b.db") as db:
         with anyio.CancelScope() as scope:
             scope.cancel()
-            await ledger.append(db, _row(1))
+            await db.write(ledger.INSERT_SQL, ledger._values(_row(1)))
             pytest.fail("the cancelled write returned")
         assert await ledger.totals(db) == {}
         with anyio.CancelScope() as scope:

@@ -166,8 +166,7 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
         call=f"{panel_id}.{seat.key}", panel=panel_id, seat=seat.key, label=seat.label, alias=seat.alias,
         status=status, seconds=time.monotonic() - started, answer=answer_text, error=error[-500:],
         tokens_in=usage.input_tokens if usage else 0, tokens_out=usage.output_tokens if usage else 0)
-    with anyio.CancelScope(shield=True):
-        await calls.record_seat(ctx.db, record)
+    await calls.record_seat(ctx.db, record)  # whole even when the panel is cancelled: a record
     return SeatDone(record, usage)
 
 

@@ -371,16 +371,14 @@ class _Driver:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                     self._put(Failed(BenchError("internal error in route mode; the server log has it")))
             finally:
-                with anyio.CancelScope(shield=True):
-                    await self._write()
+                await self._write()  # whole even when cancelled: a record (``Database.record``)
         finally:
             self.send.close_writer()
 
     async def _fail(self, error: BenchError) -> None:
         """The turn has failed: its row first (so whoever hears of it finds the record), then the news."""
         self.record.error = error.message
-        with anyio.CancelScope(shield=True):
-            await self._write()
+        await self._write()
         self._put(Failed(error))
 
     async def _turn(self) -> None:
@@ -495,7 +493,8 @@ class _Driver:
         self._put(event)
 
     async def _write(self) -> None:
-        """The turn's row, written once."""
+        """The turn's row, written once, whole even when the turn is cancelled meanwhile: nothing
+        here awaits but ``record_turn``, a record (``Database.record``)."""
         if self.written:
             return
         self.written = True

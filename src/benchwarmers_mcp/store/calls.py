@@ -73,8 +73,9 @@ async def set_panel_note(db: Database, panel_id: str, reply: str, note: str | No
 
 
 async def record_seat(db: Database, seat: SeatRecord) -> None:
-    """The seat row, committed before anyone is told; a trigger moves the model's last use with it."""
-    await db.write(
+    """The seat row, committed before anyone is told (whole, even if the panel is cancelled
+    meanwhile: ``Database.record``); a trigger moves the model's last use with it."""
+    await db.record(
         "INSERT INTO seats (call, panel, seat, label, alias, status, seconds, answer, error, tokens_in,"
         " tokens_out, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (seat.call, seat.panel, seat.seat, seat.label, seat.alias, seat.status, seat.seconds, seat.answer,

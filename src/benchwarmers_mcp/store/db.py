@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 from urllib.parse import unquote, urlsplit
 
+import anyio
+
 from benchwarmers_mcp.errors import BenchError
 
 Params = Sequence[Any]
@@ -156,6 +158,16 @@ class Database:
     async def write(self, sql: str, params: Params = ()) -> int:
         """One write statement, atomic on its own; returns the rows it changed."""
         raise NotImplementedError
+
+    async def record(self, sql: str, params: Params = ()) -> int:
+        """``write()`` for a record of what was done (a call's usage row, a seat, a route turn): it
+        commits whole even when its task is cancelled meanwhile (the caller hanging up, a timeout),
+        so what was done is on the record. Here it waits its turn shielded; a backend that can
+        write at once with no await (SQLite, when its writer is free) does that instead, where no
+        cancellation can reach it, and a shield would cost more than the write's own Python."""
+        with anyio.CancelScope(shield=True):
+            changed = await self.write(sql, params)
+        return changed
 
     def transaction(self) -> AbstractAsyncContextManager[Transaction]:
         """The one writer: everything inside commits together, or (on any exception, cancellation

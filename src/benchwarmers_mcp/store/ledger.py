@@ -47,7 +47,8 @@ def _values(row: UsageRow) -> tuple[Any, ...]:
 
 
 async def append(db: Database, row: UsageRow) -> None:
-    await db.write(INSERT_SQL, _values(row))
+    """The call's row, committed whole even if the call's task is cancelled meanwhile."""
+    await db.record(INSERT_SQL, _values(row))
 
 
 async def insert(tx: Transaction, row: UsageRow) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import anyio
+
 from benchwarmers_mcp.store import config_version, facts, ledger
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
@@ -311,9 +313,17 @@ _BARE = {**vars(Settlement(ledger.UsageRow("", "", "", "", ""))), "row": None}
 
 
 async def settle(db: Database, s: Settlement) -> None:
+    """The call's row and what it taught, committed whole even if the call's task is cancelled
+    meanwhile: the row alone as a record (``Database.record``: no shield needed when the writer is
+    free), anything more in one transaction under a shield."""
     if s.only_the_row:  # the hot path: one autocommit statement, as the ledger row alone always was
         await ledger.append(db, s.row)
         return
+    with anyio.CancelScope(shield=True):
+        await _settle_all(db, s)
+
+
+async def _settle_all(db: Database, s: Settlement) -> None:
     now = time.time()
     alias, connection = s.row.alias, s.row.connection
     async with db.transaction() as tx:

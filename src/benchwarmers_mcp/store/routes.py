@@ -145,7 +145,8 @@ async def assign_member(db: Database, conversation: str, alias: str, collection:
 
 
 async def record_turn(db: Database, turn: TurnRecord) -> None:
-    await db.write(
+    """The turn's row, committed whole even if the turn is cancelled meanwhile (``Database.record``)."""
+    await db.record(
         "INSERT INTO route_turns (conversation, turn, call, alias, status, seconds, first_token_s, tool_calls,"
         " finish, tokens_in, tokens_out, reasoning, tried, error, key_name, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -250,6 +250,27 @@ class SqliteDatabase(Database):
             writer = self._side(self._writer)
             return await writer.now(sql, _changes(writer.conn, sql, params))
 
+    async def record(self, sql: str, params: Params = ()) -> int:
+        """A record that commits whole whatever happens to its task (``Database.record``). With the
+        writer free it is written now: taking a free ``asyncio.Lock`` does not suspend, nor does a
+        statement run inline (one that must go to a thread is shielded there), so nothing on the way
+        is a point where a cancellation could reach it, and it needs no shield and no checkpoint.
+        Otherwise it waits its turn under a shield."""
+        if self._lock.locked():
+            with anyio.CancelScope(shield=True):
+                return await self.write(sql, params)
+        try:
+            await self._lock.acquire()  # free: taken at once
+        except asyncio.CancelledError:  # a woken writer was first after all, and the wait was cancelled
+            with anyio.CancelScope(shield=True):
+                await self.write(sql, params)
+            raise
+        try:
+            writer = self._side(self._writer)
+            return await writer.now(sql, _changes(writer.conn, sql, params))
+        finally:
+            self._lock.release()
+
     @property
     def backend(self) -> str:
         return f"SQLite {sqlite3.sqlite_version}"

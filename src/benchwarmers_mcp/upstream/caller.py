@@ -147,12 +147,10 @@ class ModelCaller:
             call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout,
                                                past_pause=info.past_pause))
         except Refused as refused:
-            with anyio.CancelScope(shield=True):
-                await self._settle(call, None, refused.error, refused=refused)
+            await self._settle(call, None, refused.error, refused=refused)
             raise refused.error from None
         except BaseException as e:
-            with anyio.CancelScope(shield=True):
-                await self._settle(call, None, e)
+            await self._settle(call, None, e)
             raise
         return call
 
@@ -213,8 +211,7 @@ class ModelCaller:
             error = e
             raise
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._settle(call, answer_of(), error)
+            await self._settle(call, answer_of(), error)
 
     async def complete(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                        info: CallInfo = ANONYMOUS) -> Answer:
@@ -269,6 +266,8 @@ class ModelCaller:
 
     async def _settle(self, call: _Call, answer: Answer | None, error: BaseException | None,
                       refused: Refused | None = None) -> None:
+        """The call's ledger row and what it taught, written whole even when the call's task is
+        cancelled meanwhile (``limits.settle``): nothing here awaits but that write."""
         usage = (answer.usage if answer else None) or Usage()
         if refused is not None:
             status = "refused"
