@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from benchwarmers_mcp.context import Access  # noqa: E402
 from benchwarmers_mcp.engine import learning  # noqa: E402
-from benchwarmers_mcp.engine.ratings import Evidence, LearningPolicy, RatingPolicy, rate_all, review  # noqa: E402
+from benchwarmers_mcp.engine.ratings import DAY, Evidence, LearningPolicy, RatingPolicy, rate_all, review  # noqa: E402
 from benchwarmers_mcp.engine.seating import Explore, ranked_pool, seat_panel  # noqa: E402
 from benchwarmers_mcp.messages import Ask, user  # noqa: E402
 from benchwarmers_mcp.store import Database, calls, endpoints, verdicts  # noqa: E402
@@ -167,8 +167,9 @@ async def run_seed(seed: int, a: argparse.Namespace) -> SeedResult:
                 seating = await seat_panel(db, coll, ask, gateway, ratings=ratings, explore=explore)
                 _score(out, bench, coll, seating.seats, t, last)
                 await _record(db, bench, seating.seats, t, now)
-                evidence = await learning.load_evidence(db, now) if a.all_sources else learning._map_evidence(
-                    await rating_store.evidence(db, now, sources=("panel", "health")))
+                evidence = await learning.load_evidence(db, now, policy=rating_policy) if a.all_sources else \
+                    learning._map_evidence(await rating_store.evidence(
+                        db, now, sources=("panel", "health"), half_life=rating_policy.half_life_days * DAY))
                 ratings = rate_all(active, evidence, collection=coll.qualified, shape="general", policy=rating_policy)
                 result = await learning.review(db, coll, now=now, ratings=ratings, policy=policy, settings=settings)
                 if a.mode == "accept":

@@ -18,6 +18,7 @@ from tests.kits.store import store_of
 pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 
 DAY = 86400.0
+H = 90 * DAY  # the half-life evidence is read for (health only)
 T0 = 1_800_000_000.0
 LOCAL = Access.unscoped()
 
@@ -37,12 +38,12 @@ async def test_a_verdict_from_another_process_is_in_the_next_read(home: Path) ->
     async with store_of(home) as one, store_of(home) as two:  # two processes on one store
         c0, c1, c2 = await _seats(one, 3)
         await verdicts.record(one, Verdict(c0, True, at=T0), access=LOCAL)
-        assert _panel(await rating_store.evidence(one, T0 + 10)) == {("m0", 0.5): (1, 0)}
+        assert _panel(await rating_store.evidence(one, T0 + 10, half_life=H)) == {("m0", 0.5): (1, 0)}
         await verdicts.record(two, Verdict(c1, False, at=T0 + 5), access=LOCAL)
-        assert _panel(await rating_store.evidence(one, T0 + 20)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (0, 1)}
+        assert _panel(await rating_store.evidence(one, T0 + 20, half_life=H)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (0, 1)}
         await verdicts.record(two, Verdict(c0, False, at=T0 + 6), access=LOCAL)  # the latest line counts
-        assert _panel(await rating_store.evidence(one, T0 + 30, aliases=["m0"])) == {("m0", 0.5): (0, 1)}
-        assert _panel(await rating_store.evidence(one, T0 + 30, aliases=["m2"])) == {}
+        assert _panel(await rating_store.evidence(one, T0 + 30, aliases=["m0"], half_life=H)) == {("m0", 0.5): (0, 1)}
+        assert _panel(await rating_store.evidence(one, T0 + 30, aliases=["m2"], half_life=H)) == {}
 
 
 async def test_a_verdict_ages_into_the_next_bucket_on_time(home: Path) -> None:
@@ -50,9 +51,9 @@ async def test_a_verdict_ages_into_the_next_bucket_on_time(home: Path) -> None:
         (c0, c1) = await _seats(db, 2)
         await verdicts.record(db, Verdict(c0, True, at=T0), access=LOCAL)
         await verdicts.record(db, Verdict(c1, True, at=T0 + DAY / 2), access=LOCAL)
-        assert _panel(await rating_store.evidence(db, T0 + DAY / 2)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (1, 0)}
-        assert _panel(await rating_store.evidence(db, T0 + DAY - 1)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (1, 0)}
-        assert _panel(await rating_store.evidence(db, T0 + DAY)) == {("m0", 1.5): (1, 0), ("m1", 0.5): (1, 0)}
-        assert _panel(await rating_store.evidence(db, T0 + 1.5 * DAY)) == {("m0", 1.5): (1, 0), ("m1", 1.5): (1, 0)}
+        assert _panel(await rating_store.evidence(db, T0 + DAY / 2, half_life=H)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (1, 0)}
+        assert _panel(await rating_store.evidence(db, T0 + DAY - 1, half_life=H)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (1, 0)}
+        assert _panel(await rating_store.evidence(db, T0 + DAY, half_life=H)) == {("m0", 1.5): (1, 0), ("m1", 0.5): (1, 0)}
+        assert _panel(await rating_store.evidence(db, T0 + 1.5 * DAY, half_life=H)) == {("m0", 1.5): (1, 0), ("m1", 1.5): (1, 0)}
         # an earlier moment than the one read last (a simulated clock, a test): read again
-        assert _panel(await rating_store.evidence(db, T0 + DAY / 2 + 10)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (1, 0)}
+        assert _panel(await rating_store.evidence(db, T0 + DAY / 2 + 10, half_life=H)) == {("m0", 0.5): (1, 0), ("m1", 0.5): (1, 0)}

@@ -21,6 +21,7 @@ from tests.kits.store import Statements, store_of
 pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 
 DAY = rating_store.BUCKET
+H = 90 * DAY  # the half-life evidence is read for (health only)
 
 
 @pytest.fixture
@@ -54,23 +55,23 @@ async def test_suite_evidence_is_read_again_only_when_an_answer_lands_or_a_day_p
         await suite_store.record_answer(a, row)
     now = at + 10.5 * DAY
     reads = Statements(b)
-    first = await rating_store.evidence(b, now, sources=("suite",), aliases=["a", "b", "c"])
+    first = await rating_store.evidence(b, now, sources=("suite",), aliases=["a", "b", "c"], half_life=H)
     assert counts(first) == {("a", 10.5 * DAY): (1, 1, 0), ("b", 10.5 * DAY): (1, 0, 1)}
     n = len(reads.sql)
-    again = await rating_store.evidence(b, now + 3600, sources=("suite",), aliases=["a"])
+    again = await rating_store.evidence(b, now + 3600, sources=("suite",), aliases=["a"], half_life=H)
     assert len(reads.sql) == n + 1 and "MAX(id)" in reads.sql[-1] and "GROUP BY" not in reads.sql[-1], \
         "one statement: the newest answer's id, not the answers"
     assert counts(again) == {("a", 10.5 * DAY): (1, 1, 0)}, "kept rows, limited to the asked models"
 
     await suite_store.record_answer(a, answer("c", now - 0.5 * DAY))  # another store adds one
-    seen = await rating_store.evidence(b, now + 3600, sources=("suite",), aliases=["a", "c"])
+    seen = await rating_store.evidence(b, now + 3600, sources=("suite",), aliases=["a", "c"], half_life=H)
     assert counts(seen) == {("a", 10.5 * DAY): (1, 1, 0), ("c", 0.5 * DAY): (1, 0, 0)}
 
-    later = await rating_store.evidence(b, at + 11.1 * DAY, sources=("suite",), aliases=["a"])
+    later = await rating_store.evidence(b, at + 11.1 * DAY, sources=("suite",), aliases=["a"], half_life=H)
     assert counts(later) == {("a", 11.5 * DAY): (1, 1, 0)}, "the day's boundary passed: aged a bucket"
 
     async with b.transaction() as tx:  # inside a transaction nothing is kept: read as it stands
-        inside = await rating_store.evidence(tx, at + 11.1 * DAY, sources=("suite",), aliases=["a", "b"])
+        inside = await rating_store.evidence(tx, at + 11.1 * DAY, sources=("suite",), aliases=["a", "b"], half_life=H)
     assert counts(inside) == {("a", 11.5 * DAY): (1, 1, 0), ("b", 11.5 * DAY): (1, 0, 1)}
 
 
@@ -81,7 +82,7 @@ async def test_kept_evidence_is_the_same_as_evidence_read_afresh(pair: tuple[Dat
         await suite_store.record_answer(a, answer("abc"[i % 3], now - i * 0.4 * DAY, ("found", "missed", "clean")[i % 3],
                                                   wrong=i % 4 == 0))
     for moment in (now, now + 0.3 * DAY, now + 2.7 * DAY):
-        kept = await rating_store.evidence(b, moment, sources=("suite", "health"))
+        kept = await rating_store.evidence(b, moment, sources=("suite", "health"), half_life=H)
         async with b.transaction() as tx:
-            fresh = await rating_store.evidence(tx, moment, sources=("suite", "health"))
+            fresh = await rating_store.evidence(tx, moment, sources=("suite", "health"), half_life=H)
         assert sorted(kept, key=repr) == sorted(fresh, key=repr), moment

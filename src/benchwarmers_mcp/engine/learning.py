@@ -23,6 +23,7 @@ from typing import Any
 
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.engine.ratings import (
+    DAY,
     Evidence,
     LearningPolicy,
     Rating,
@@ -54,22 +55,26 @@ def review_shape(c: Collection) -> str:
     return "route" if c.reply == "route" else (c.shape or "general")
 
 
-async def load_evidence(db: Reader, now: float | None = None, aliases: Iterable[str] | None = None) -> list[Evidence]:
-    """The evidence about ``aliases`` (None: every model)."""
-    return _map_evidence(await rating_store.evidence(db, now, aliases=aliases))
+async def load_evidence(db: Reader, now: float | None = None, aliases: Iterable[str] | None = None, *,
+                        policy: RatingPolicy = RATING) -> list[Evidence]:
+    """The evidence about ``aliases`` (None: every model), to be rated with ``policy``: health comes
+    compressed for its half-life (two rows a model), so rate it with a policy of the same half-life."""
+    return _map_evidence(await rating_store.evidence(db, now, aliases=aliases,
+                                                     half_life=policy.half_life_days * DAY))
 
 
 async def ratings_for(db: Database, collection: str, shape: str, aliases: Iterable[str] | None = None, *,
                       now: float | None = None, policy: RatingPolicy = RATING,
                       evidence: list[Evidence] | None = None) -> dict[str, Rating]:
     """Every named (default: registered) model's rating on ``collection`` (qualified, or "" for
-    everywhere) and ``shape`` ("" for every shape)."""
+    everywhere) and ``shape`` ("" for every shape). ``evidence``, when given, is ``load_evidence``'s
+    for a policy of the same half-life."""
     if aliases is None:
         aliases = [m.alias for m in await model_store.list_all(db)]
     else:
         aliases = list(aliases)
     if evidence is None:
-        evidence = await load_evidence(db, now, aliases)
+        evidence = await load_evidence(db, now, aliases, policy=policy)
     return rate_all(aliases, evidence, collection=collection, shape=shape, policy=policy)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchwarmers_mcp.store import migrations as _before  # noqa: F401 (its migrations register first)
-from benchwarmers_mcp.store.portable import migration, script, trigger
+from benchwarmers_mcp.store.portable import drop_trigger, floor_of, migration, script, trigger
 
 if TYPE_CHECKING:
     from benchwarmers_mcp.store.db import Transaction
@@ -66,3 +66,36 @@ async def config_001_version(tx: Transaction) -> None:
             await trigger(tx, f"config_{table}_update", table, _bump(tx.dialect, when),
                           f"UPDATE OF {', '.join(columns)}")
 
+
+# ratings_003: the tables whose inserts tally health (as ratings_002 wrote them), and which rows count
+RATINGS_003_TALLIED = {"seats": "", "route_turns": " AND NEW.alias IS NOT NULL"}
+
+
+async def _tally_trigger(tx: Transaction, table: str, only: str) -> None:
+    """The tally's trigger on ``table``, its condition in the trigger's ``WHEN`` so the body can be
+    ``INSERT ... VALUES``: SQLite runs an ``INSERT ... SELECT`` that reads its own table (here for
+    ``MAX(seq)``) through a temporary table. A route turn's write on SQLite: 58.6 us with the tally
+    of ``ratings_002``, 70.6 with ``seq`` set that way, 67.2 this way (the seq index's upkeep is the
+    rest)."""
+    when = f"NEW.status IN ('ok', 'error', 'timeout'){only}"
+    body = ("INSERT INTO health_tally (alias, day, ok, failed, seq)"
+            f" VALUES (NEW.alias, {floor_of('NEW.at / 86400', tx.dialect)},"
+            " CASE WHEN NEW.status = 'ok' THEN 1 ELSE 0 END, CASE WHEN NEW.status = 'ok' THEN 0 ELSE 1 END,"
+            " (SELECT COALESCE(MAX(seq), 0) + 1 FROM health_tally))"
+            " ON CONFLICT (alias, day) DO UPDATE SET ok = health_tally.ok + excluded.ok,"
+            " failed = health_tally.failed + excluded.failed, seq = excluded.seq;")
+    await trigger(tx, f"health_tally_{table}", table, body, when=when)
+
+
+@migration
+async def ratings_003_health_tally_seq(tx: Transaction) -> None:
+    """A change number on each ``health_tally`` row: every insert or update of a row sets ``seq`` to
+    one more than the table's largest, so a reader that kept the tally reads only the rows changed
+    since (``store/health_evidence.py``) instead of every model's every day on each rating read.
+    Writers of every process take the store's one writer lock, so the numbers commit in order; the
+    index makes the largest a B-tree lookup. Rows from before keep 0 (a first read reads them all)."""
+    await script(tx, "ALTER TABLE health_tally ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;"
+                     " CREATE INDEX health_tally_seq ON health_tally (seq)")
+    for table, only in RATINGS_003_TALLIED.items():
+        await drop_trigger(tx, f"health_tally_{table}", table)
+        await _tally_trigger(tx, table, only)

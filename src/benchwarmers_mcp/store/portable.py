@@ -11,7 +11,7 @@ run on PostgreSQL through ``ddl()``, which rewrites the column types of ``CREATE
 So write type names in upper case and column names in lower case (``real TEXT`` is a column named
 real). What has no portable form is a per-backend variant chosen by ``tx.dialect`` ("sqlite" or
 "postgresql"): ``floor_of()`` rounds down, ``trigger()`` writes SQLite's ``CREATE TRIGGER ... BEGIN ... END`` or a PL/pgSQL
-function plus ``CREATE TRIGGER ... EXECUTE FUNCTION`` on PostgreSQL. Statements in ``script`` are
+function plus ``CREATE TRIGGER ... EXECUTE FUNCTION`` on PostgreSQL, and ``drop_trigger()`` undoes it. Statements in ``script`` are
 split on ``;``: run a PL/pgSQL body (which has its own) with ``tx.execute``.
 
 The registry of migrations (``migration``, ``MIGRATIONS``) lives here too; the migrations
@@ -66,13 +66,27 @@ async def script(tx: Transaction, sql: str) -> None:
             await tx.execute(ddl(statement, tx.dialect))
 
 
-async def trigger(tx: Transaction, name: str, table: str, body: str, change: str = "INSERT") -> None:
+async def trigger(tx: Transaction, name: str, table: str, body: str, change: str = "INSERT",
+                  when: str | None = None) -> None:
     """An ``AFTER <change> ... FOR EACH ROW`` trigger (``INSERT`` or ``UPDATE``) whose ``body``
     (statements ending in ``;``, on ``NEW``) is the same SQL on both backends: SQLite's trigger, or a
-    PL/pgSQL function and its trigger on PostgreSQL."""
+    PL/pgSQL function and its trigger on PostgreSQL. ``when``: a condition on ``NEW`` for the row to
+    fire it at all (cheaper than a condition in the body's statements)."""
+    condition = f" WHEN ({when})" if when else ""
     if tx.dialect == "postgresql":
         await tx.execute(f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$"
                          f" BEGIN {body} RETURN NULL; END $$")
-        await tx.execute(f"CREATE TRIGGER {name} AFTER {change} ON {table} FOR EACH ROW EXECUTE FUNCTION {name}()")
+        await tx.execute(f"CREATE TRIGGER {name} AFTER {change} ON {table} FOR EACH ROW{condition}"
+                         f" EXECUTE FUNCTION {name}()")
     else:
-        await tx.execute(f"CREATE TRIGGER {name} AFTER {change} ON {table} BEGIN {body} END")
+        await tx.execute(f"CREATE TRIGGER {name} AFTER {change} ON {table}{condition} BEGIN {body} END")
+
+
+async def drop_trigger(tx: Transaction, name: str, table: str) -> None:
+    """Drop a trigger ``trigger()`` made: on PostgreSQL its function too (a trigger is replaced by
+    dropping it and making it again)."""
+    if tx.dialect == "postgresql":
+        await tx.execute(f"DROP TRIGGER {name} ON {table}")
+        await tx.execute(f"DROP FUNCTION {name}()")
+    else:
+        await tx.execute(f"DROP TRIGGER {name}")

@@ -3,7 +3,8 @@ what became of each), the learning settings, and shadow answers.
 
     evidence()         every source kept apart, counted per model, scope and age bucket (the age in
                        whole buckets, ``portable.floor_of``; no date functions); health from
-                       ``health_tally``, one row per model and day that triggers keep as calls land
+                       ``health_tally`` (a row per model and day that triggers keep as calls land),
+                       two rows a model at their equivalent ages (``store/health_evidence.py``)
     suggestions        one row per suggestion; ``open_key`` is set while it is open, so a review that
                        raises the same suggestion again refreshes it instead of adding a row
     accept()           applies a suggestion to the collection's members, marks it accepted and logs
@@ -23,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.store import config_version
+from benchwarmers_mcp.store import config_version, health_evidence
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
 from benchwarmers_mcp.store.portable import floor_of
@@ -47,15 +48,6 @@ _SCOPE = {"panel": "s.alias AS alias, p.collection AS collection, p.shape AS sha
 def _bucket(db: Reader, at: str) -> str:
     """How many ``bucket`` lengths ago ``at`` was (parameters: now, bucket), the same on both backends."""
     return floor_of(f"(? - {at}) / ?", db.dialect) + " AS bucket"
-
-
-def _only(column: str, aliases: tuple[str, ...] | None) -> tuple[str, tuple[str, ...]]:
-    """A ``WHERE`` condition limiting rows to ``aliases`` (None: every model), and its parameters."""
-    if aliases is None:
-        return "1 = 1", ()
-    if not aliases:
-        return "1 = 0", ()
-    return f"{column} IN ({placeholders(aliases)})", aliases
 
 
 @dataclass(frozen=True)
@@ -143,20 +135,13 @@ async def _suite_rows(db: Reader, now: float, bucket: float) -> tuple[list[Evide
     return out, until
 
 
-async def _health_evidence(db: Reader, now: float, aliases: tuple[str, ...] | None) -> list[EvidenceRow]:
-    """From ``health_tally`` (a row per model and day, kept by triggers as calls are written), aged
-    from the middle of its day: reading it costs a model's days, not its calls."""
-    only, among = _only("alias", aliases)
-    rows = await db.fetchall(f"SELECT alias, day, ok, failed FROM health_tally WHERE {only}", among)
-    return [EvidenceRow(r["alias"], "health", "", "", int(r["ok"]), int(r["failed"]), 0, 0,
-                        max(0.0, now - (int(r["day"]) + 0.5) * DAY)) for r in rows]
-
-
-async def evidence(db: Reader, now: float | None = None, *, bucket: float = BUCKET,
+async def evidence(db: Reader, now: float | None = None, *, half_life: float, bucket: float = BUCKET,
                    sources: tuple[str, ...] = ("panel", "route", "shadow", "suite", "health"),
                    aliases: Iterable[str] | None = None) -> list[EvidenceRow]:
     """Every piece of evidence about ``aliases`` (None: every model), counted per model, source,
-    scope and age bucket (the latest verdict on each call counts, once; health by the day)."""
+    scope and age bucket (the latest verdict on each call counts, once). Health comes as at most two
+    rows a model, aged so that ``half_life`` (seconds, the ratings' own: the store knows no policy)
+    weighs them as the model's days weigh (``store/health_evidence.py``)."""
     now = time.time() if now is None else now
     among = None if aliases is None else tuple(dict.fromkeys(aliases))
     newest = await _newest(db, sources)
@@ -172,7 +157,8 @@ async def evidence(db: Reader, now: float | None = None, *, bucket: float = BUCK
             out += _among(await _held(db, "ratings.evidence.suite", newest.get("suite_answers"), bucket, now,
                                       partial(_suite_rows, db, now, bucket)), among)
         elif source == "health":
-            out += await _health_evidence(db, now, among)
+            out += [EvidenceRow(alias, "health", "", "", good, bad, 0, 0, age)
+                    for alias, good, bad, age in await health_evidence.evidence_rows(db, now, half_life, among)]
     return out
 
 
@@ -190,8 +176,10 @@ async def _newest(db: Reader, sources: tuple[str, ...]) -> dict[str, int]:
 
 async def tally_many(tx: Transaction, rows: Iterable[tuple[str, int, int, int]]) -> None:
     """Days of health tally, ``(alias, day, ok, failed)``, in one batch: the history a benchmark
-    starts from (calls fill the tally through triggers)."""
-    await tx.executemany("INSERT INTO health_tally (alias, day, ok, failed) VALUES (?, ?, ?, ?)", rows)
+    starts from (calls fill the tally through triggers). Each row takes the next ``seq``, as the
+    triggers' do, so kept health evidence sees them."""
+    await tx.executemany("INSERT INTO health_tally (alias, day, ok, failed, seq)"
+                         " VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM health_tally))", rows)
 
 
 async def refused_shares(db: Reader, since: float, *, min_calls: int = 10) -> dict[str, float]:
