@@ -30,6 +30,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import Response
@@ -72,6 +73,36 @@ class Visit:
     cors_origin: str | None = None
 
 
+class _Headers(Headers):
+    """A request's headers (Starlette's ``Headers``), looked up through a dict made once: the guard
+    asks a dozen names of every request, and ``Headers`` walks its list for each (starlette's
+    ``get`` goes through ``Mapping.get`` and ``__getitem__`` too). The first value of a name, as
+    ``Headers`` gives, and every value for ``getlist``."""
+
+    def __init__(self, scope: Scope) -> None:
+        super().__init__(scope=scope)
+        index: dict[bytes, list[bytes]] = {}
+        for name, value in self.raw:
+            index.setdefault(name, []).append(value)
+        self._index = index
+
+    def get(self, key: str, default: Any = None) -> Any:
+        values = self._index.get(key.lower().encode("latin-1"))
+        return values[0].decode("latin-1") if values else default
+
+    def __getitem__(self, key: str) -> str:
+        values = self._index.get(key.lower().encode("latin-1"))
+        if not values:
+            raise KeyError(key)
+        return values[0].decode("latin-1")
+
+    def __contains__(self, key: Any) -> bool:
+        return isinstance(key, str) and key.lower().encode("latin-1") in self._index
+
+    def getlist(self, key: str) -> list[str]:
+        return [v.decode("latin-1") for v in self._index.get(key.lower().encode("latin-1"), ())]
+
+
 class Guard:
     def __init__(self, app: ASGIApp, settings: Settings, render_error: RenderError,
                  access_log: AccessLog | None = None) -> None:
@@ -93,9 +124,10 @@ class Guard:
         send = self._sending(visit, send)
         try:
             try:
-                answer = await self.screen(scope, visit)
+                headers = _Headers(scope)
+                answer = await self.screen(scope, visit, headers)
                 if answer is None:
-                    receive = await self.read_body(scope, receive)
+                    receive = await self.read_body(scope, receive, headers)
             except HungUp as e:
                 log.info("%s %s: %s", visit.method, scope["path"], e.message)
                 return
@@ -134,10 +166,9 @@ class Guard:
         response.headers.update(error.headers)
         return response
 
-    async def read_body(self, scope: Scope, receive: Receive) -> Receive:
+    async def read_body(self, scope: Scope, receive: Receive, headers: Headers) -> Receive:
         """The whole body, read within the deadline and the size limit, handed on as one message;
         after it the route's ``receive`` is the server's own (a later disconnect still reaches it)."""
-        headers = Headers(scope=scope)
         if "content-length" not in headers and "transfer-encoding" not in headers:
             return receive
         chunks: list[bytes] = []
@@ -175,9 +206,8 @@ class Guard:
 
         return replay
 
-    async def screen(self, scope: Scope, visit: Visit) -> Response | None:
+    async def screen(self, scope: Scope, visit: Visit, headers: Headers) -> Response | None:
         """None to let the request through; a Response to answer it here. Raises BenchError to refuse."""
-        headers = Headers(scope=scope)
         path, method = scope["path"], scope["method"]
         kind = access_class(path)
         hosts = headers.getlist("host")

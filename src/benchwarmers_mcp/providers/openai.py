@@ -93,6 +93,9 @@ def _map_usage(data: dict[str, Any] | None) -> Usage | None:
 
 
 def _map_delta(delta: dict[str, Any]) -> list[StreamEvent]:
+    if "tool_calls" not in delta and "reasoning_content" not in delta and "reasoning" not in delta:
+        content = delta.get("content")  # a piece of text, nearly every chunk of an answer: taken here
+        return [TextDelta(content)] if isinstance(content, str) and content else []
     events: list[StreamEvent] = []
     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
@@ -147,7 +150,7 @@ class OpenAIChat(OpenAIPlatform):
         async with open_stream(self.conn, self._url, build_body(request, stream=True), self._headers()) as response:
             lines = sse_events(response)
             async for _event, data in lines:
-                if data.strip() == "[DONE]":
+                if data[:1] != "{" and data.strip() == "[DONE]":
                     # the body's end follows: read it, so the connection goes back to the pool
                     # (a stream left unread is closed, and the next call opens a new one)
                     with contextlib.suppress(TimeoutError):  # asyncio's own timeout: 3.9 us, anyio's 6.5
@@ -156,10 +159,12 @@ class OpenAIChat(OpenAIPlatform):
                                 pass
                     break
                 chunk = parse_json(data)
-                _error_in_body(chunk)
                 if not isinstance(chunk, dict):
                     continue
-                usage = _map_usage(chunk.get("usage")) or usage
+                if "error" in chunk:
+                    _error_in_body(chunk)
+                if "usage" in chunk:  # null on every chunk but the last, or absent
+                    usage = _map_usage(chunk["usage"]) or usage
                 for choice in chunk.get("choices") or []:
                     for event in _map_delta(choice.get("delta") or {}):
                         yield event

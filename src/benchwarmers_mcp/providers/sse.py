@@ -57,6 +57,9 @@ class _Events:
             done = (self.event, "\n".join(self.data)) if self.data else None
             self.event, self.data = None, []
             return done
+        if line.startswith("data:"):  # most lines: taken here, before the general split
+            self.data.append(line[6:] if line[5:6] == " " else line[5:])
+            return None
         if line.startswith(":"):
             return None
         name, _, value = line.partition(":")
@@ -71,11 +74,20 @@ class _Events:
 async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
     """Yield ``(event, data)`` pairs; comments are skipped, multi-line data joined. Lines are read
     from each chunk here, not through a generator of lines: an event is two lines, and each step
-    through one more generator was paid for every event of every answer."""
+    through one more generator was paid for every event of every answer. A lone ``data:`` line and
+    the blank line that ends its event, nearly every event an upstream streams, are taken in this
+    loop; every other line goes to ``_Events.line``."""
     lines, events = _Lines(), _Events()
     async for chunk in response.aiter_bytes():
         for line in lines.feed(chunk):
-            if (event := events.line(line)) is not None:
+            if not line:
+                data = events.data
+                if data:
+                    yield events.event, data[0] if len(data) == 1 else "\n".join(data)
+                    events.event, events.data = None, []
+            elif line.startswith("data:") and not events.data:
+                events.data = [line[6:] if line[5:6] == " " else line[5:]]
+            elif (event := events.line(line)) is not None:
                 yield event
     for line in [*lines.end(), ""]:  # the body's end ends an event, as a blank line does
         if (event := events.line(line)) is not None:

@@ -230,31 +230,33 @@ class ModelCaller:
         call = await self._open(model, request, timeout, info)
         builder = AnswerBuilder()
         mask = StreamMask(call.secrets) if call.secrets else None
+        request = self.request_for(model, request)
+        # the attempts are read here, not through a generator of their own: every event of every
+        # answer went through each generator between the socket and the turn
         async with self._bounded(call, timeout, builder.answer):
-            async with aclosing(self._stream_attempts(call, self.request_for(model, request))) as events:
-                async for event in events:
-                    for out in mask.feed(event) if mask else (event,):
-                        builder.add(out)
-                        yield out
+            while True:  # attempts: retried only before the first event
+                call.attempts += 1
+                started = False
+                try:  # every provider's stream is an async generator function
+                    stream = cast(AsyncGenerator[StreamEvent, None], self.provider(call).stream(request))
+                    async with aclosing(stream) as events:
+                        async for event in events:
+                            started = True
+                            if mask is None:
+                                builder.add(event)
+                                yield event
+                                continue
+                            for out in mask.feed(event):
+                                builder.add(out)
+                                yield out
+                    break
+                except ProviderError as e:
+                    call.secrets.error(e)
+                    if started or not await self._again(call, e):
+                        raise
             for out in mask.end() if mask else ():
                 builder.add(out)
                 yield out
-
-    async def _stream_attempts(self, call: _Call, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
-        while True:
-            call.attempts += 1
-            started = False
-            try:  # every provider's stream is an async generator function
-                stream = cast(AsyncGenerator[StreamEvent, None], self.provider(call).stream(request))
-                async with aclosing(stream) as events:
-                    async for event in events:
-                        started = True
-                        yield event
-                return
-            except ProviderError as e:
-                call.secrets.error(e)
-                if started or not await self._again(call, e):
-                    raise
 
     def _seen(self, call: _Call) -> Seen:
         """The last response, masked like everything else upstream sent."""
