@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -245,7 +246,8 @@ async def test_reads_in_a_shared_scope_share_one_stamp_read(pair: tuple[Database
 
 async def test_a_route_turns_members_are_read_alone_with_their_last_use_live(pair: tuple[Database, Database]) -> None:
     """``models.of``: records for the asked aliases alone (what a route turn's lineup needs, however
-    many models the bench has), one statement once kept, each model's last use read afresh."""
+    many models the bench has), with no last use (a turn reads it live, ``models.last_used``, only
+    to rotate): one statement once kept, the stamp, and none inside a request's shared stamp."""
     a, b = pair
     await models.register(a, ModelRecord("m3", "vendor/m3", "up", ""))
     await models.retire(a, "m3", "too slow")
@@ -253,14 +255,19 @@ async def test_a_route_turns_members_are_read_alone_with_their_last_use_live(pai
     found = await models.of(b, ["m2", "m3", "nope", "m2"])
     assert list(found) == ["m2", "m3"], "the asked order, unknown aliases left out, retired ones kept"
     everyone = {m.alias: m for m in await models.list_all(b)}
-    assert found == {"m2": everyone["m2"], "m3": everyone["m3"]}
+    assert found == {"m2": replace(everyone["m2"], last_used=None), "m3": replace(everyone["m3"], last_used=None)}
     n, again = await count.cost(models.of(b, ["m1"]))
     assert n == 1 and list(again) == ["m1"]
     assert await models.of(b, []) == {}
+    with config_version.shared(b):
+        await endpoints.apis(b)  # the request's first kept read: the stamp
+        n, again = await count.cost(models.of(b, ["m1", "m2"]))
+    assert n == 0 and list(again) == ["m1", "m2"], "a request's shared stamp covers them"
 
     claim = await route_store.claim_turn(a, "sticky", "bench/trio", "local", idle_lapse=3600)
     await route_store.assign_member(a, claim.conversation.id, "m1", "bench/trio", now=1234.5)
-    assert (await models.of(b, ["m1"]))["m1"].last_used == 1234.5, "a use is not a change: read live"
+    assert await models.last_used(b, ["m1", "nope"]) == {"m1": 1234.5}, "a use is not a change: read live"
+    assert (await models.of(b, ["m1"]))["m1"].last_used is None
     await models.update(a, "m1", role="code")
     assert (await models.of(b, ["m1"]))["m1"].role == "code", "a change through another store is seen"
     (await models.of(b, ["m1"]))["m1"].options["reasoning"]["effort"] = "high"

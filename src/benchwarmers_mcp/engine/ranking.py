@@ -119,8 +119,9 @@ async def rank(db: Database, members: list[ModelRecord], *, resting: AbstractSet
                                              -findings.get(m.alias, 0), position[m.alias]))
     if rotate:
         awake = [m for m in ordered if m.alias not in resting and m.alias not in later]
-        if awake:
-            stalest = min(awake, key=lambda m: (m.last_used or 0.0, position[m.alias]))
+        if awake:  # their last use read now (a route turn's records carry none: ``models.of``)
+            used = await model_store.last_used(db, [m.alias for m in awake])
+            stalest = min(awake, key=lambda m: (used.get(m.alias) or 0.0, position[m.alias]))
             ordered.remove(stalest)
             ordered.insert(0, stalest)
     return ordered

@@ -12,7 +12,7 @@ from typing import Any
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import config_version, facts, names
 from benchwarmers_mcp.store.changes import log_change
-from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
+from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
 
 ROLES = ("general", "code", "light", "image", "vision", "decision")
 
@@ -150,13 +150,24 @@ async def list_all(db: Database, *, include_retired: bool = True) -> list[ModelR
 
 async def of(db: Database, aliases: Sequence[str]) -> dict[str, ModelRecord]:
     """The registered models among ``aliases`` (retired ones too), by alias: a route turn's
-    members, with records built for them alone (one statement, as ``list_all``, which reads only
-    their last use), so a turn costs the same however many models the bench has."""
+    members, with records built for them alone, so a turn costs the same however many models the
+    bench has. Their ``last_used`` is not read (None): a turn needs it only to rotate, which reads
+    it live (``last_used``); so the records cost the configuration's stamp alone, no statement at
+    all inside ``config_version.shared``."""
     if not aliases:
         return {}
     wanted = tuple(dict.fromkeys(aliases))
-    kept, used = await _read(db, wanted)
-    return {a: _record(*kept[a], used.get(a)) for a in wanted if a in kept}
+    kept: _Models = await config_version.cached(db, KEPT, _load)
+    return {a: _record(*kept[a], None) for a in wanted if a in kept}
+
+
+async def last_used(db: Database, aliases: Sequence[str]) -> dict[str, float | None]:
+    """When each of ``aliases`` was last used (every seat and route call moves it), read now."""
+    if not aliases:
+        return {}
+    rows = await db.fetchall(f"SELECT alias, last_used FROM models WHERE alias IN ({placeholders(aliases)})",
+                             tuple(aliases))
+    return {r["alias"]: r["last_used"] for r in rows}
 
 
 _Models = dict[str, tuple[dict[str, Any], str]]  # by alias: (a record's fields, its options as JSON text)
@@ -170,9 +181,13 @@ async def _read(db: Database, aliases: tuple[str, ...] | None) -> tuple[_Models,
     at = int(live[0]["stamp"]) if live else None
     kept: _Models = config_version.held(db, at, KEPT)
     if kept is config_version.MISSING:
-        kept = {r["alias"]: (_fields(r), r["options"]) for r in await db.fetchall("SELECT * FROM models ORDER BY alias")}
+        kept = await _load(db)
         config_version.keep(db, at, KEPT, kept)
     return kept, {r["alias"]: r["last_used"] for r in live}
+
+
+async def _load(db: Reader) -> _Models:
+    return {r["alias"]: (_fields(r), r["options"]) for r in await db.fetchall("SELECT * FROM models ORDER BY alias")}
 
 
 UPDATABLE = {"role", "ad_hoc", "vision", "tools", "context_window", "max_output", "options", "served", "endpoint"}
