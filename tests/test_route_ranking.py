@@ -14,7 +14,7 @@ from benchwarmers_mcp.engine import ranking
 from benchwarmers_mcp.engine.route import member_request, sticky_key
 from benchwarmers_mcp.errors import BadRequest, NobodySeatable, TooLarge
 from benchwarmers_mcp.messages import Ask, Image, Message, Text, Tool, user
-from benchwarmers_mcp.store import Database, endpoints, models, verdicts
+from benchwarmers_mcp.store import Database, endpoints, limits, models, verdicts
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord, create_panel, record_seat
 from benchwarmers_mcp.store.collections import Collection
@@ -145,14 +145,29 @@ async def test_a_claim_takes_the_conversations_member_when_it_is_usable(db: Data
     a member that may not take the turn (resting, gone from the collection) is left to the failover."""
     await add(db, "a")
     await add(db, "b")
-    first = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, usable={"a", "b"})
+    first = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, eligible={"a", "b"})
     assert first.new and first.call is None, "a new conversation has no member yet"
     call_a = await route_store.assign_member(db, first.conversation.id, "a", "bench/c")
     await models.set_last_used(db, "a", 1.0)
     now = time.time()
-    second = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, usable={"a"}, now=now)
+    second = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, eligible={"a"}, now=now)
     assert (second.turn, second.conversation.alias, second.call) == (2, "a", call_a)
     assert (await models.get(db, "a")).last_used == now
-    third = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, usable={"b"}, now=now + 1)
+    assert not second.member_rests
+    third = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, eligible={"b"}, now=now + 1)
     assert (third.turn, third.call) == (3, None)
     assert (await models.get(db, "a")).last_used == now, "a member the turn may not use is not taken"
+    async with db.transaction() as tx:  # eligible, but resting after a rate limit: read in the claim itself
+        await limits.rest(tx, "a", "up", now + 60, "rate limited")
+    fourth = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, eligible={"a"}, now=now + 2)
+    assert (fourth.turn, fourth.call, fourth.member_rests) == (4, None, True)
+    assert (await models.get(db, "a")).last_used == now, "a resting member is not taken"
+    async with db.transaction() as tx:  # its rest over, its connection paused: resting all the same
+        await limits.rest(tx, "a", "up", now, "over")
+        await limits.pause(tx, "up", now + 60, "billing")
+    fifth = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, eligible={"a"}, now=now + 3)
+    assert (fifth.call, fifth.member_rests) == (None, True)
+    async with db.transaction() as tx:
+        await limits.pause(tx, "up", now, "over")
+    sixth = await route_store.claim_turn(db, "key", "bench/c", "local", idle_lapse=60, eligible={"a"}, now=now + 4)
+    assert (sixth.call, sixth.member_rests) == (call_a, False), "awake again: taken"

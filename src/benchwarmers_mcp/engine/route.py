@@ -247,11 +247,9 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     require_access(access).check(collection.name)
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
-    resting = await ctx.resting()
-    usable = {m.alias for m in line.eligible if m.alias not in resting}
     claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
-                                         idle_lapse=tune.idle_lapse, usable=usable)
-    candidates = await order(ctx, line, claim, tune, resting)
+                                         idle_lapse=tune.idle_lapse, eligible={m.alias for m in line.eligible})
+    candidates = await order(ctx, line, claim, tune)
     pipe = Pipe[Item]()
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, pipe)
     driver = _Driver(ctx, ask, tune, claim, candidates, hold_all, pipe, turn)
@@ -287,17 +285,22 @@ class Candidates:
         return self.known[i] if i < len(self.known) else None
 
 
-async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning,
-                resting: frozenset[str]) -> Candidates:
-    """The conversation's member first when it can take this turn (the others ranked when it
-    fails); otherwise a fresh ranking, which the rotation may lead with the least recently used
-    member."""
+async def order(ctx: Context, line: Lineup, claim: TurnClaim, tune: RouteTuning) -> Candidates:
+    """The conversation's member first when it can take this turn (eligible, and not resting: the
+    claim read that), with the others ranked only if it fails; otherwise a fresh ranking, which the
+    rotation may lead with the least recently used member. Who rests is read for a ranking alone."""
     count = min(tune.max_tries, len(line.eligible))
-    sticky = next((m for m in line.eligible if m.alias == claim.conversation.alias and m.alias not in resting), None)
+    sticky = None if claim.member_rests else next(
+        (m for m in line.eligible if m.alias == claim.conversation.alias), None)
     if sticky is not None:
         rest = [m for m in line.eligible if m is not sticky]
-        return Candidates([sticky], count, lambda: ranking.rank(ctx.db, rest, resting=resting, later=line.later,
-                                                                collection=claim.conversation.collection))
+
+        async def ranked_rest() -> list[ModelRecord]:
+            return await ranking.rank(ctx.db, rest, resting=await ctx.resting(), later=line.later,
+                                      collection=claim.conversation.collection)
+
+        return Candidates([sticky], count, ranked_rest)
+    resting = await ctx.resting()
     rotate = tune.chance() < tune.rotation
     ranked = await ranking.rank(ctx.db, line.eligible, resting=resting, rotate=rotate, later=line.later,
                                 collection=claim.conversation.collection)

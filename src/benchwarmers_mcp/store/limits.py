@@ -423,6 +423,15 @@ async def resume(db: Database, *, connection: str | None = None, alias: str | No
 
 # -- who is resting --
 
+def rests_now(alias: str) -> str:
+    """An SQL condition: the model named by ``alias`` (a column) rests now, after a limit or
+    failures, or on a paused connection (``resting_aliases`` for one model; parameters: now, now).
+    A route turn's claim asks it of the conversation's member in its own statement."""
+    return (f"(EXISTS (SELECT 1 FROM model_states s WHERE s.alias = {alias} AND s.rest_until > ?)"
+            " OR EXISTS (SELECT 1 FROM models m, endpoints e, connection_states p WHERE m.alias ="
+            f" {alias} AND e.name = m.endpoint AND p.connection = {CONNECTION_OF} AND p.paused_until > ?))")
+
+
 async def resting_aliases(db: Database, now: float) -> list[str]:
     """Models resting after a limit or failures, and every model on a paused connection. Read on
     every panel and route turn, so the paused connections lead (``CROSS JOIN`` keeps that order in

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
+from benchwarmers_mcp.store.limits import rests_now
 
 
 def new_conversation_id(now: float | None = None) -> str:
@@ -42,12 +43,14 @@ class Conversation:
 class TurnClaim:
     """A turn about to run: its conversation (as it was before this turn) and its number. ``call``:
     the conversation's member's call id when the claim took that member for the turn too (it was
-    usable), so the usual sticky turn commits to its member with no second transaction."""
+    eligible and not resting), so the usual sticky turn commits to its member with no second
+    transaction. ``member_rests``: the conversation's member rests now (read in the claim)."""
 
     conversation: Conversation
     turn: int
     new: bool
     call: str | None = None
+    member_rests: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,27 +90,32 @@ def _conversation(row: Row) -> Conversation:
                         row["started_at"], row["last_at"])
 
 
+_CLAIM_SQL = (  # the conversation, with its member's call id and whether that member rests now
+    "SELECT c.*, k.call AS member_call,"
+    f" CASE WHEN c.alias IS NOT NULL AND {rests_now('c.alias')} THEN 1 ELSE 0 END AS member_rests"
+    " FROM route_conversations c LEFT JOIN route_calls k ON k.conversation = c.id AND k.alias = c.alias"
+    " WHERE c.sticky = ? AND c.last_at >= ? ORDER BY c.last_at DESC LIMIT 1")
+
+
 async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, *, idle_lapse: float,
-                     now: float | None = None, usable: Collection[str] = ()) -> TurnClaim:
+                     now: float | None = None, eligible: Collection[str] = ()) -> TurnClaim:
     """The live conversation with this sticky key (idle less than ``idle_lapse``), or a new one,
     with the next turn number taken, in one transaction (so two processes never split it). When
-    the conversation's member is ``usable`` and has its call id, the member is taken too (its
-    last use, as ``assign_member`` does) and the claim carries the call id."""
+    the conversation's member is ``eligible``, does not rest now and has its call id, the member
+    is taken too (its last use, as ``assign_member`` does) and the claim carries the call id: the
+    usual sticky turn reads who rests in this statement, with none of its own."""
     now = now or time.time()
     async with db.transaction() as tx:
-        row = await tx.fetchone(  # with its member's call id, when it has a member
-            "SELECT c.*, k.call AS member_call FROM route_conversations c"
-            " LEFT JOIN route_calls k ON k.conversation = c.id AND k.alias = c.alias"
-            " WHERE c.sticky = ? AND c.last_at >= ? ORDER BY c.last_at DESC LIMIT 1",
-            (sticky, now - idle_lapse))
+        row = await tx.fetchone(_CLAIM_SQL, (now, now, sticky, now - idle_lapse))
         if row is not None:
-            before = _conversation(row)
+            before, rests = _conversation(row), bool(row["member_rests"])
             await tx.execute("UPDATE route_conversations SET turns = turns + 1, last_at = ? WHERE id = ?",
                              (now, before.id))
-            call = row["member_call"] if before.alias is not None and before.alias in usable else None
+            usable = before.alias is not None and before.alias in eligible and not rests
+            call = row["member_call"] if usable else None
             if call is not None:
                 await _used(tx, str(before.alias), now)
-            return TurnClaim(before, before.turns + 1, False, None if call is None else str(call))
+            return TurnClaim(before, before.turns + 1, False, None if call is None else str(call), rests)
         while True:
             conv = Conversation(new_conversation_id(now), sticky, collection, key_name, None, 0, now, now)
             if await tx.fetchone("SELECT 1 FROM route_conversations WHERE id = ?", (conv.id,)) is None:
