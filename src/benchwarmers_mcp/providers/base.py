@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -55,19 +54,31 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
 
 
-@contextmanager
-def map_transport_errors() -> Iterator[None]:
-    """The one place where httpx's exceptions become ours."""
-    try:
-        yield
-    except ProviderError:
-        raise
-    except httpx.TimeoutException as e:
-        raise UpstreamTimeout(f"upstream timed out ({type(e).__name__})") from e
-    except httpx.TransportError as e:
-        raise UpstreamFailure(f"upstream unreachable: {type(e).__name__}: {e}") from e
-    except httpx.HTTPError as e:  # pragma: no cover - other httpx failures
-        raise UpstreamFailure(f"upstream call failed: {type(e).__name__}: {e}") from e
+class _TransportErrors:
+    """The one place where httpx's exceptions become ours. A class, not ``@contextmanager``: it
+    wraps every upstream call, and a generator-based manager costs a generator and two frames more
+    each time."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        if e is None or isinstance(e, ProviderError):
+            return
+        if isinstance(e, httpx.TimeoutException):
+            raise UpstreamTimeout(f"upstream timed out ({type(e).__name__})") from e
+        if isinstance(e, httpx.TransportError):
+            raise UpstreamFailure(f"upstream unreachable: {type(e).__name__}: {e}") from e
+        if isinstance(e, httpx.HTTPError):  # pragma: no cover - other httpx failures
+            raise UpstreamFailure(f"upstream call failed: {type(e).__name__}: {e}") from e
+
+
+_TRANSPORT_ERRORS = _TransportErrors()  # it keeps no state: one serves every call
+
+
+def map_transport_errors() -> _TransportErrors:
+    """The one place where httpx's exceptions become ours (``with map_transport_errors(): ...``)."""
+    return _TRANSPORT_ERRORS
 
 
 def error_message(body: Any) -> str:

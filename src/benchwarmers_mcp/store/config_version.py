@@ -39,8 +39,7 @@ no live column cost no statement at all.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable, Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -80,21 +79,25 @@ class _Shared:
 _shared: contextvars.ContextVar[_Shared | None] = contextvars.ContextVar("benchwarmers_config_shared", default=None)
 
 
-@contextmanager
-def shared(db: Database) -> Iterator[None]:
+class shared:  # noqa: N801 (used as a function: ``with shared(db): ...``)
     """The kept reads inside share one stamp, read by the first of them: one request's reads of its
     configuration as one snapshot (a route turn reads its collection, the endpoints and the learning
     settings with no statement of their own then). A change another process commits meanwhile is
     seen by the next request, as if this one had read everything at its first read; so the code
     inside must not change configuration itself and then read it back. Tasks started inside read
-    their own stamps once it is over."""
-    holder = _Shared(db)
-    token = _shared.set(holder)
-    try:
-        yield
-    finally:
-        holder.open = False
-        _shared.reset(token)
+    their own stamps once it is over. (A class, not ``@contextmanager``: every ask opens one.)"""
+
+    __slots__ = ("holder", "token")
+
+    def __init__(self, db: Database) -> None:
+        self.holder = _Shared(db)
+
+    def __enter__(self) -> None:
+        self.token = _shared.set(self.holder)
+
+    def __exit__(self, *exc: object) -> None:
+        self.holder.open = False
+        _shared.reset(self.token)
 
 
 async def _stamp_now(db: Database) -> int | None:

@@ -42,8 +42,8 @@ import asyncio
 import functools
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -278,28 +278,61 @@ class SqliteDatabase(Database):
     def reader(self) -> SqliteReadOnly:
         return SqliteReadOnly(self.path)
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Transaction]:
+    def transaction(self) -> AbstractAsyncContextManager[Transaction]:
+        return _Begun(self)
+
+    async def _checkpoint_wal(self) -> None:
+        """The WAL's pages into the database, off the loop (after the lock)."""
+        await (await self._threaded_reader()).execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+class _Begun:
+    """``SqliteDatabase.transaction()``: BEGIN IMMEDIATE under the writer's lock after a checkpoint,
+    COMMIT on a clean exit, ROLLBACK on any exception (cancellation included), the lock released
+    either way; every ``CHECKPOINT_EVERY`` commits the WAL is checkpointed after the lock. A class,
+    not ``@asynccontextmanager``: every route turn's claim and every pacer's admission opens one,
+    and a generator-based manager costs an async generator, its finaliser hook and two frames."""
+
+    __slots__ = ("db", "writer")
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self.db = db
+        self.writer: _Inline | None = None
+
+    async def __aenter__(self) -> Transaction:
+        db = self.db
         await asyncio.sleep(0)  # BEGIN's checkpoint, before the lock (as ``write``)
-        async with self._lock:
-            writer = self._side(self._writer)
+        await db._lock.acquire()
+        try:
+            writer = db._side(db._writer)
             conn = writer.conn
             await writer.now("BEGIN", lambda: conn.execute("BEGIN IMMEDIATE").close())
-            self._holder = asyncio.current_task()
+        except BaseException:
+            db._lock.release()
+            raise
+        db._holder = asyncio.current_task()
+        self.writer = writer
+        return SqliteTransaction(writer)
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        db, writer = self.db, self.writer
+        assert writer is not None
+        conn = writer.conn
+        try:
             try:
-                yield SqliteTransaction(writer)
-            except BaseException:
-                if conn.in_transaction:  # at once: nothing cancels it (a thread's wait is shielded)
-                    await writer.now("ROLLBACK", lambda: conn.execute("ROLLBACK").close())
-                raise
-            else:
+                if error is not None:
+                    if conn.in_transaction:  # at once: nothing cancels it (a thread's wait is shielded)
+                        await writer.now("ROLLBACK", lambda: conn.execute("ROLLBACK").close())
+                    return
                 await writer.now("COMMIT", lambda: conn.execute("COMMIT").close())
             finally:
-                self._holder = None
-            self._commits += 1
-            checkpoint = self._commits % CHECKPOINT_EVERY == 0
-        if checkpoint:  # after the lock: the WAL's pages into the database, off the loop
-            await (await self._threaded_reader()).execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+                db._holder = None
+            db._commits += 1
+            checkpoint = db._commits % CHECKPOINT_EVERY == 0
+        finally:
+            db._lock.release()
+        if checkpoint:
+            await db._checkpoint_wal()
 
 
 class SqliteTransaction(Transaction):
