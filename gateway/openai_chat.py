@@ -111,10 +111,15 @@ def parse_messages(raw: Any) -> tuple[str | None, tuple[Message, ...]]:
         if role in ("system", "developer"):
             system.extend(p.text for p in _parse_parts(m.get("content"), where) if isinstance(p, Text))
         elif role == "user":
-            messages.append(Message("user", tuple(_parse_parts(m.get("content"), where))))
+            content = m.get("content")
+            messages.append(Message("user", (Text(content),) if isinstance(content, str) else
+                                    tuple(_parse_parts(content, where))))
         elif role == "assistant":
-            parts: list[Part] = [p for p in _parse_parts(m.get("content"), where) if isinstance(p, Text)]
-            parts += _parse_tool_calls(m.get("tool_calls"), where)
+            content = m.get("content")
+            parts: list[Part] = [Text(content)] if isinstance(content, str) else [
+                p for p in _parse_parts(content, where) if isinstance(p, Text)]
+            if m.get("tool_calls") is not None:
+                parts += _parse_tool_calls(m["tool_calls"], where)
             if m.get("function_call"):
                 raise Unsupported(f"{where}: the legacy function_call field is not supported; use tool_calls")
             messages.append(Message("assistant", tuple(parts)))

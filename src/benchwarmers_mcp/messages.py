@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool"]
@@ -81,8 +82,17 @@ class Message:
     images: tuple[Image, ...] = field(init=False, repr=False, compare=False)
     tool_calls: tuple[ToolCall, ...] = field(init=False, repr=False, compare=False)
     tool_results: tuple[ToolResult, ...] = field(init=False, repr=False, compare=False)
+    tool_chars: int = field(init=False, repr=False, compare=False)  # its tool calls' and results' characters
 
     def __post_init__(self) -> None:
+        parts = self.parts
+        if len(parts) == 1 and type(parts[0]) is Text:  # one text part: most messages of a conversation
+            _set(self, "text", parts[0].text)
+            _set(self, "images", ())
+            _set(self, "tool_calls", ())
+            _set(self, "tool_results", ())
+            _set(self, "tool_chars", 0)
+            return
         texts: list[str] = []
         images: list[Image] = []
         calls: list[ToolCall] = []
@@ -96,10 +106,16 @@ class Message:
                 calls.append(part)
             elif isinstance(part, ToolResult):
                 results.append(part)
-        object.__setattr__(self, "text", "".join(texts))
-        object.__setattr__(self, "images", tuple(images))
-        object.__setattr__(self, "tool_calls", tuple(calls))
-        object.__setattr__(self, "tool_results", tuple(results))
+        _set(self, "text", "".join(texts))
+        _set(self, "images", tuple(images))
+        _set(self, "tool_calls", tuple(calls))
+        _set(self, "tool_results", tuple(results))
+        _set(self, "tool_chars", sum(len(c.name) + len(c.arguments) for c in calls)
+             + sum(len(r.content) for r in results))
+
+
+_set = object.__setattr__  # a frozen record's fields worked out in __post_init__
+_TEXT, _IMAGES, _TOOL_CHARS = attrgetter("text"), attrgetter("images"), attrgetter("tool_chars")
 
 
 def user(text: str) -> Message:
@@ -137,7 +153,7 @@ class Ask:
     has_images: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "has_images", any(m.images for m in self.messages))
+        _set(self, "has_images", any(map(_IMAGES, self.messages)))  # the walk in C
 
     @property
     def has_tool_traffic(self) -> bool:
@@ -169,17 +185,12 @@ def estimate_request_tokens(request: ModelRequest) -> int:
 
 
 def _estimate(system: str | None, messages: tuple[Message, ...], tools: tuple[Tool, ...], tool_parts: bool) -> int:
-    chars, images = len(system or ""), 0
-    for m in messages:
-        for p in m.parts:
-            if isinstance(p, Text):
-                chars += len(p.text)
-            elif isinstance(p, Image):
-                images += 1
-            elif tool_parts and isinstance(p, ToolCall):
-                chars += len(p.name) + len(p.arguments)
-            elif tool_parts and isinstance(p, ToolResult):
-                chars += len(p.content)
+    # from what each message worked out when it was made, summed in C: a route turn estimates its
+    # conversation twice (the members' windows, the pacer's token limits), hundreds of messages long
+    chars = len(system or "") + sum(map(len, map(_TEXT, messages)))
+    if tool_parts:
+        chars += sum(map(_TOOL_CHARS, messages))
+    images = sum(map(len, map(_IMAGES, messages)))
     chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools)
     return int(chars / 4 * 1.1) + 2500 * images
 

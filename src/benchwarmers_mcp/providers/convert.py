@@ -9,6 +9,8 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from benchwarmers_mcp.messages import (
@@ -20,6 +22,8 @@ from benchwarmers_mcp.messages import (
     ToolCallDelta,
     ToolResult,
 )
+
+_TOOL_CALLS = attrgetter("tool_calls")
 
 
 def split_data_url(url: str) -> tuple[str, str] | None:
@@ -205,7 +209,8 @@ class ToolNames:
 
     def request(self, request: ModelRequest) -> ModelRequest:
         """The request with every tool name (tools, choice, the conversation's calls) as the member sees it."""
-        if not self.renamed and all(self.rule.fits(c.name) for m in request.messages for c in m.tool_calls):
+        calls = chain.from_iterable(map(_TOOL_CALLS, request.messages))  # the messages walked in C
+        if not self.renamed and all(self.rule.fits(c.name) for c in calls):
             return request
         messages = tuple(Message(m.role, tuple(self._map_part(p) for p in m.parts)) for m in request.messages)
         tools = tuple(replace(t, name=self.theirs(t.name)) for t in request.tools)
