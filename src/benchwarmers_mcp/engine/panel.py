@@ -9,19 +9,19 @@ upstreams) as it happens, whether or not a face listens; faces only read it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import math
 import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.engine import merge
 from benchwarmers_mcp.engine.collections import PanelReply
+from benchwarmers_mcp.engine.pipe import Pipe, within
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
 from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
 from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
@@ -68,14 +68,14 @@ class PanelRun:
     seating: Seating
     reply: PanelReply
     ask: Ask
-    receive: MemoryObjectReceiveStream[PanelEvent]
+    receive: Pipe[PanelEvent]
     seats_done: list[SeatRecord] = field(default_factory=list)
     merge: MergeDone | None = None
     usage: Usage = field(default_factory=Usage)
     upstream_seconds: float = 0.0  # the slowest seat, plus the merger: what the caller waited on upstreams
     simulated: frozenset[str] = frozenset()
     started: float = field(default_factory=time.monotonic)
-    finished: anyio.Event = field(default_factory=anyio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
     relayed: int = 0  # seats whose events a face has passed on (its progress counts these, not seats_done)
 
     @property
@@ -84,15 +84,15 @@ class PanelRun:
 
     async def events(self, keepalive: float | None = None) -> AsyncIterator[PanelEvent | None]:
         """Events in finish order; with ``keepalive``, a ``None`` after each idle interval."""
-        async with self.receive:
+        try:
             while True:
-                event = None
-                with anyio.move_on_after(keepalive if keepalive else math.inf):
-                    try:
-                        event = await self.receive.receive()
-                    except anyio.EndOfStream:
-                        return
-                yield event
+                try:
+                    event = await (within(keepalive, self.receive.receive()) if keepalive else self.receive.receive())
+                except anyio.EndOfStream:
+                    return
+                yield event  # None: the keep-alive interval passed idle
+        finally:
+            self.receive.close()
 
     async def wait(self) -> PanelRun:
         """The run, once every seat (and the merger) is done and recorded. Its events are not
@@ -187,22 +187,22 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
         shape_by=seating.shape_by, reply=reply, key_name=ask.key_name, system=ask.system,
         prompt=ask.prompt_text, skipped=seating.skipped)
     await calls.create_panel(ctx.db, panel)
-    send, receive = anyio.create_memory_object_stream[PanelEvent](math.inf)
+    pipe = Pipe[PanelEvent]()  # the engine's own channel (an anyio stream cost a backend lookup each)
     sim = await endpoint_store.simulated_names(ctx.db)
     simulated = frozenset(s.alias for s in seating.seats if s.model.endpoint in sim)
-    run = PanelRun(panel, collection, seating, reply, ask, receive, simulated=simulated)
-    ctx.tg.start_soon(_drive, ctx, run, send)
+    run = PanelRun(panel, collection, seating, reply, ask, pipe, simulated=simulated)
+    ctx.tg.start_soon(_drive, ctx, run, pipe)
     return run
 
 
-def _send(send: MemoryObjectSendStream[PanelEvent], event: PanelEvent) -> None:
+def _send(send: Pipe[PanelEvent], event: PanelEvent) -> None:
     try:
-        send.send_nowait(event)
+        send.send(event)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         pass  # nobody is listening any more; the run has it, and the store
 
 
-async def _drive(ctx: Context, run: PanelRun, send: MemoryObjectSendStream[PanelEvent]) -> None:
+async def _drive(ctx: Context, run: PanelRun, send: Pipe[PanelEvent]) -> None:
     """Run every seat, then the merger; the run's outcome is written here, each part as it happens."""
     info = CallInfo("gateway", "panel", run.ask.key_name)
     request = seat_request(run.ask)
@@ -211,7 +211,7 @@ async def _drive(ctx: Context, run: PanelRun, send: MemoryObjectSendStream[Panel
         result = await run_seat(ctx, run.id, seat, request, info, ctx.settings.seat_timeout)
         _send(send, run._seat_done(result))
 
-    async with send:  # closed last: a face that hears the end finds the whole outcome on the run
+    try:
         try:
             async with anyio.create_task_group() as tg:
                 for seat in run.seating.seats:
@@ -221,6 +221,8 @@ async def _drive(ctx: Context, run: PanelRun, send: MemoryObjectSendStream[Panel
                 _send(send, run._merge_done(await _merge(ctx, run, info)))
         finally:
             run.finished.set()
+    finally:
+        send.close_writer()  # closed last: a face that hears the end finds the whole outcome on the run
 
 
 async def _merge(ctx: Context, run: PanelRun, info: CallInfo) -> MergeDone:

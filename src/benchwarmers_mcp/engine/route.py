@@ -31,13 +31,12 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import anyio
 
 from benchwarmers_mcp.context import Access, CallInfo, Context, RouteTuning, require_access
 from benchwarmers_mcp.engine import ranking, shadow
-from benchwarmers_mcp.engine.pipe import Pipe
+from benchwarmers_mcp.engine.pipe import Pipe, within
 from benchwarmers_mcp.engine.ranking import Lineup
 from benchwarmers_mcp.errors import (
     BadGateway,
@@ -66,7 +65,6 @@ from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
 
 log = logging.getLogger("benchwarmers.route")
-T = TypeVar("T")
 
 
 
@@ -171,7 +169,7 @@ class RouteTurn:
             if wait is None or self.receive:  # no timer to set: none, or the commit is there
                 await self._commit_or_failure()
             else:
-                await _within(wait, self._commit_or_failure())
+                await within(wait, self._commit_or_failure())
         except BaseException:
             self.close()
             raise
@@ -192,7 +190,7 @@ class RouteTurn:
             pass
         if not wait:
             return self._took(await self.receive.receive())
-        item = await _within(wait, self.receive.receive())
+        item = await within(wait, self.receive.receive())
         return None if item is None else self._took(item)
 
     def _event(self, item: Item) -> StreamEvent | None:
@@ -515,18 +513,6 @@ class _Driver:
             await route_store.record_turn(self.ctx.db, record)
         except Exception:
             log.exception("could not record route turn %s.%s", record.conversation, record.turn)
-
-
-async def _within(seconds: float, waiting: Awaitable[T]) -> T | None:
-    """What ``waiting`` gives, or None when ``seconds`` pass first (a face's own wait, in its own
-    task, with nothing shielded inside: asyncio's timeout, at a fraction of an anyio scope's cost)."""
-    try:
-        async with asyncio.timeout(seconds) as timer:
-            return await waiting
-    except TimeoutError:
-        if timer.expired():
-            return None
-        raise
 
 
 def _has_answer(events: list[StreamEvent]) -> bool:

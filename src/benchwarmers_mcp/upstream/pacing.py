@@ -360,7 +360,8 @@ class Seen:
                 body = response.content
             except httpx.ResponseNotRead:
                 body = b""
-        return cls(response.status_code, dict(response.headers), response.request.url.host, body)
+        # items(): one pass; dict(headers) looks each name up again, a scan of every header each
+        return cls(response.status_code, dict(response.headers.items()), response.request.url.host, body)
 
     def envelope(self) -> dict[str, Any]:
         return quota.error_envelope(self.body) if self.body else {}

@@ -127,6 +127,8 @@ def records_from_headers(headers: Mapping[str, str], host: str, now: float, *, s
     groups: dict[tuple[str, str, str], dict[str, str]] = {}
     for raw_name, value in headers.items():
         name = raw_name.lower()
+        if "ratelimit-" not in name:  # every family's names have it; a response's other headers skip the patterns
+            continue
         if m := OPENAI_HEADER.match(name):
             field, metric, suffix = m.groups()
             key = (metric, _window_for(host, metric, suffix), "model")
