@@ -84,15 +84,20 @@ def _control(pid: int, *args: str) -> None:
     subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
 
 
-async def _send(port: int, payload: bytes, n: int) -> None:
-    client = Client("127.0.0.1", port)
-    try:
-        for _ in range(n):
-            r = await client.request("POST", "/v1/chat/completions", payload)
-            if r.status != 200:
-                raise RuntimeError(f"the server answered {r.status}: {r.body[:300]!r}")
-    finally:
-        await client.close()
+async def _send(port: int, payload: bytes, n: int, concurrency: int = 1) -> None:
+    """``n`` requests, ``concurrency`` at a time (each worker on a connection of its own)."""
+    async def worker(count: int) -> None:
+        client = Client("127.0.0.1", port)
+        try:
+            for _ in range(count):
+                r = await client.request("POST", "/v1/chat/completions", payload, timeout=600)
+                if r.status != 200:
+                    raise RuntimeError(f"the server answered {r.status}: {r.body[:300]!r}")
+        finally:
+            await client.close()
+
+    share, extra = divmod(n, concurrency)
+    await asyncio.gather(*(worker(share + (i < extra)) for i in range(concurrency)))
 
 
 async def _ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -114,7 +119,7 @@ async def _ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def measure(target: Target, home: Path, kinds: list[str], requests: int, tmp: Path,
-            keep: Path | None = None) -> dict[str, float]:
+            keep: Path | None = None, concurrency: int = 1) -> dict[str, float]:
     """Instructions per request of each kind, on a server of ``target`` over the data folder ``home``."""
     from tests.kits.servers import server_env
 
@@ -133,11 +138,11 @@ def measure(target: Target, home: Path, kinds: list[str], requests: int, tmp: Pa
         asyncio.run(_ready(port, proc, log))
         for kind in kinds:
             payload = KINDS[kind][1]
-            asyncio.run(_send(port, payload, WARM))
+            asyncio.run(_send(port, payload, WARM, concurrency))
             time.sleep(0.5)  # writes after a reply, and anything scheduled, before collection starts
             _control(proc.pid, "--zero")
             _control(proc.pid, "-i", "on")
-            asyncio.run(_send(port, payload, requests))
+            asyncio.run(_send(port, payload, requests, concurrency))
             time.sleep(0.5)  # the last request's writes after its reply are its own
             _control(proc.pid, "-i", "off")
             for old in out_dir.iterdir():
@@ -171,6 +176,8 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of: {', '.join(KINDS)}")
     parser.add_argument("--before", help="a git ref (or . for the working tree) to compare with --after")
     parser.add_argument("--after", default=".", help="with --before: the other version (default: the working tree)")
+    parser.add_argument("--concurrency", type=int, default=1, help="requests in flight at once (each"
+                        " figure is still per request: what batching under load saves or costs shows)")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep each kind's callgrind file in DIR"
                         " (for callgrind_annotate: where the instructions went, by C function and library)")
     args = parser.parse_args()
@@ -191,7 +198,7 @@ def main() -> None:
             home = tmp / "data"
             _seed_here(home, upstream_url)
             results["this tree"] = measure(Target("this tree", sys.executable, {}), home, kinds, args.requests, tmp,
-                                           args.keep)
+                                           args.keep, args.concurrency)
         else:
             import versions
 
@@ -202,7 +209,8 @@ def main() -> None:
                 versions.seed(v, home, upstream_url, tmp / f"{label}.seed.log")
                 clean = {k: "" for k in os.environ if k.startswith("PYTHON")}  # never this checkout's sources
                 results[f"{label} ({v.describe[:40]})"] = measure(
-                    Target(label, str(v.python), clean, cwd=tmp), home, kinds, args.requests, tmp, args.keep)
+                    Target(label, str(v.python), clean, cwd=tmp), home, kinds, args.requests, tmp, args.keep,
+                    args.concurrency)
     finally:
         upstream.terminate()
         upstream.wait()
