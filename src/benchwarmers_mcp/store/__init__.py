@@ -16,6 +16,7 @@ per concept holds that concept's queries:
     needed": raised, refreshed, dismissed, cleared)  scheduler (leases, job states, every run)
     onboarding (the queue of models to bring on)  ratings (the evidence ratings are made of, from
     verdicts, the suite and ``health_tally``, suggestions, learning settings, shadow answers)
+    health_evidence (``health_tally`` summed per model for a half-life, kept between reads)
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
     config_version (configuration kept per process until any process changes it)
 
@@ -28,6 +29,9 @@ What a backend implements (the whole of it; the store modules need nothing else)
                   (its name and version, to show);
                   fetchall(sql, params) -> list[Row]; fetchone(...) -> Row | None; fetchval(...) -> Any;
                   write(sql, params) -> rows changed (one statement, committed on return);
+                  record(sql, params): ``write`` for a record of what was done (a usage row, a
+                  seat, a route turn), committed whole even when its task is cancelled meanwhile
+                  (the base class shields ``write``; SQLite writes at once when its writer is free);
                   transaction() -> async context manager yielding a Transaction that commits
                   on exit and rolls back on any exception (cancellation included).
     Transaction   execute(sql, params) -> rows changed; insert(sql, params) -> the new row's
