@@ -19,7 +19,8 @@ off, divided by its requests:
     stream   a streamed route turn                      tokens  a route turn whose answer is 300 tokens
     panel    a 3-seat panel
 
-Without ``--before``, the working tree is measured with this interpreter. With ``--before`` and
+Without ``--before``, the working tree is measured with this interpreter (``--ledger-rows N``: twice,
+with an empty usage ledger and with N rows in it). With ``--before`` and
 ``--after`` (git refs, ``.`` for the working tree), each version is built as ``versions.py`` builds
 it (its own venv, cached) and both are measured in turn, with the change between them printed.
 A run takes about a minute per version (valgrind runs the server 50-100x slower).
@@ -164,10 +165,10 @@ def measure(target: Target, home: Path, kinds: list[str], requests: int, tmp: Pa
     return figures
 
 
-def _seed_here(home: Path, upstream: str) -> None:
+def _seed_here(home: Path, upstream: str, ledger_rows: int = 0) -> None:
     from hotpath import prepare
 
-    prepare(home, upstream)
+    prepare(home, upstream, ledger_rows)
 
 
 def main() -> None:
@@ -178,6 +179,8 @@ def main() -> None:
     parser.add_argument("--after", default=".", help="with --before: the other version (default: the working tree)")
     parser.add_argument("--concurrency", type=int, default=1, help="requests in flight at once (each"
                         " figure is still per request: what batching under load saves or costs shows)")
+    parser.add_argument("--ledger-rows", type=int, default=0, metavar="N", help="this tree twice: with an empty"
+                        " usage ledger and with N rows in it (issue 13: a request's cost with a big ledger)")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep each kind's callgrind file in DIR"
                         " (for callgrind_annotate: where the instructions went, by C function and library)")
     args = parser.parse_args()
@@ -185,6 +188,8 @@ def main() -> None:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
         parser.error(f"--kinds: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(KINDS)}")
+    if args.ledger_rows and args.before is not None:
+        parser.error("--ledger-rows compares this tree with itself; it does not take --before")
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
 
@@ -194,7 +199,13 @@ def main() -> None:
     upstream = start_upstream(up_port)
     results: dict[str, dict[str, float]] = {}
     try:
-        if args.before is None:
+        if args.before is None and args.ledger_rows:
+            for label, rows in (("empty ledger", 0), (f"ledger at {args.ledger_rows:,} rows", args.ledger_rows)):
+                home = tmp / label.replace(" ", "-").replace(",", "")
+                _seed_here(home, upstream_url, rows)
+                results[label] = measure(Target(label.split()[0] + str(rows), sys.executable, {}), home, kinds,
+                                         args.requests, tmp, args.keep, args.concurrency)
+        elif args.before is None:
             home = tmp / "data"
             _seed_here(home, upstream_url)
             results["this tree"] = measure(Target("this tree", sys.executable, {}), home, kinds, args.requests, tmp,
