@@ -14,11 +14,13 @@ pytestmark = pytest.mark.anyio
 
 BODY = ("event: message_start\r\ndata: {\"a\": \"é€😀\"}\r\n\r\n"
         ": a comment\n\n"
+        "event: ping\n\n"  # an event with no data: nothing, and its type does not carry over
+        "data: after the ping\n\n"
         "data: one\ndata: two\n\n"
         "data:no space\r\rdata: lone CR ended\r\r"
         "event: last\ndata: without a blank line at the end").encode()
 
-EVENTS = [("message_start", '{"a": "é€😀"}'), (None, "one\ntwo"), (None, "no space"), (None, "lone CR ended"),
+EVENTS = [("message_start", '{"a": "é€😀"}'), (None, "after the ping"), (None, "one\ntwo"), (None, "no space"), (None, "lone CR ended"),
           ("last", "without a blank line at the end")]
 
 

@@ -80,11 +80,11 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None
     lines, events = _Lines(), _Events()
     async for chunk in response.aiter_bytes():
         for line in lines.feed(chunk):
-            if not line:
-                data = events.data
+            if not line:  # an event's end: yielded when it has data; its type is reset either way
+                event_type, data = events.event, events.data
+                events.event, events.data = None, []
                 if data:
-                    yield events.event, data[0] if len(data) == 1 else "\n".join(data)
-                    events.event, events.data = None, []
+                    yield event_type, data[0] if len(data) == 1 else "\n".join(data)
             elif line.startswith("data:") and not events.data:
                 events.data = [line[6:] if line[5:6] == " " else line[5:]]
             elif (event := events.line(line)) is not None:
