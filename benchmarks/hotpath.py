@@ -108,6 +108,8 @@ class Server:
     python: str = sys.executable  # another interpreter runs another installed version (versions.py)
     cwd: Path | None = None
     bytecode: Path | None = None  # compiled modules kept here, as an installed package has them
+    wrapper: tuple[str, ...] = ()  # a command the server runs under (instructions.py: valgrind)
+    patience: float = 60.0  # seconds the first answer may take
 
     @property
     def pid(self) -> int:
@@ -126,12 +128,12 @@ class Server:
             if self.bytecode is not None:  # pip compiles a wheel's modules; an editable checkout may not
                 env.pop("PYTHONDONTWRITEBYTECODE", None)
                 env["PYTHONPYCACHEPREFIX"] = str(self.bytecode)
-            self.proc = subprocess.Popen([self.python, *command], env=env, stdout=out,
+            self.proc = subprocess.Popen([*self.wrapper, self.python, *command], env=env, stdout=out,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.cwd)
         return asyncio.run(self._first_answer(started))
 
     async def _first_answer(self, started: float) -> float:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.patience
         while time.monotonic() < deadline:
             assert self.proc is not None
             if self.proc.poll() is not None:
@@ -147,7 +149,7 @@ class Server:
                 await asyncio.sleep(0.002)
             finally:
                 await client.close()
-        raise RuntimeError(f"{self.name} did not answer in 60 s")
+        raise RuntimeError(f"{self.name} did not answer in {self.patience:g} s")
 
     def stop(self) -> None:
         if self.proc is not None:

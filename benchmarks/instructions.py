@@ -30,20 +30,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from fastfake import LONG_ASKED, Client  # noqa: E402
-from hotpath import LONG_CONVERSATION, body, free_port, start_upstream  # noqa: E402
+from hotpath import LONG_CONVERSATION, Server, body, free_port, start_upstream  # noqa: E402
 
 KINDS = {
     "turn": ("a route turn", body("bench/trio:route")),
@@ -54,14 +52,6 @@ KINDS = {
     "tokens": ("a route turn, 300-token answer", body("bench/trio:route", first=f"Give {LONG_ASKED.decode()}.")),
 }
 WARM = 30  # requests of each kind before any is measured (first reads, caches, the JIT-less warm-up)
-
-
-@dataclass
-class Target:
-    label: str
-    python: str
-    env: dict[str, str]
-    cwd: Path | None = None
 
 
 def _ir(out_file: Path) -> int:
@@ -101,67 +91,40 @@ async def _send(port: int, payload: bytes, n: int, concurrency: int = 1) -> None
     await asyncio.gather(*(worker(share + (i < extra)) for i in range(concurrency)))
 
 
-async def _ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 300  # under valgrind a start takes tens of seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}; see {log}")
-        client = Client("127.0.0.1", port)
-        try:
-            r = await client.request("GET", "/health", b"")
-            if r.status == 200:
-                return
-        except OSError:
-            pass
-        finally:
-            await client.close()
-        await asyncio.sleep(0.5)
-    raise RuntimeError(f"the server did not start; see {log}")
-
-
-def measure(target: Target, home: Path, kinds: list[str], requests: int, tmp: Path,
+def measure(label: str, python: str, home: Path, kinds: list[str], requests: int, tmp: Path,
             keep: Path | None = None, concurrency: int = 1) -> dict[str, float]:
-    """Instructions per request of each kind, on a server of ``target`` over the data folder ``home``."""
-    from tests.kits.servers import server_env
-
-    port = free_port()
-    out_dir = tmp / f"callgrind-{target.label}"
+    """Instructions per request of each kind, on a server run by ``python`` over the data folder
+    ``home`` (``hotpath.Server``, under valgrind: instrumentation off until it is switched on)."""
+    out_dir = tmp / f"callgrind-{label.replace(' ', '-')}"
     out_dir.mkdir()
-    log = tmp / f"{target.label}.log"
-    env = {**server_env(home, port), **target.env}
-    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
-               f"--callgrind-out-file={out_dir}/out.%p", target.python, "-m", "benchwarmers_mcp", "serve"]
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=target.cwd)
+    server = Server(label, home, free_port(), tmp / f"{label.replace(' ', '-')}.log", python=python, cwd=tmp,
+                    wrapper=("valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
+                             f"--callgrind-out-file={out_dir}/out.%p"),
+                    patience=300.0)  # under valgrind a start takes tens of seconds
     figures: dict[str, float] = {}
     try:
-        asyncio.run(_ready(port, proc, log))
+        server.start()
         for kind in kinds:
             payload = KINDS[kind][1]
-            asyncio.run(_send(port, payload, WARM, concurrency))
+            asyncio.run(_send(server.port, payload, WARM, concurrency))
             time.sleep(0.5)  # writes after a reply, and anything scheduled, before collection starts
-            _control(proc.pid, "--zero")
-            _control(proc.pid, "-i", "on")
-            asyncio.run(_send(port, payload, requests, concurrency))
+            _control(server.pid, "--zero")
+            _control(server.pid, "-i", "on")
+            asyncio.run(_send(server.port, payload, requests, concurrency))
             time.sleep(0.5)  # the last request's writes after its reply are its own
-            _control(proc.pid, "-i", "off")
+            _control(server.pid, "-i", "off")
             for old in out_dir.iterdir():
                 old.unlink()
-            _control(proc.pid, "--dump")
+            _control(server.pid, "--dump")
             dumps = sorted(out_dir.iterdir())
             figures[kind] = sum(_ir(f) for f in dumps) / requests
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 for i, f in enumerate(dumps):
-                    shutil.copy(f, keep / f"callgrind.{target.label.replace(' ', '-')}.{kind}.{i}")
-            print(f"  {target.label}: {KINDS[kind][0]}: {figures[kind] / 1e6:.3f} M instructions", flush=True)
+                    shutil.copy(f, keep / f"callgrind.{label.replace(' ', '-')}.{kind}.{i}")
+            print(f"  {label}: {KINDS[kind][0]}: {figures[kind] / 1e6:.3f} M instructions", flush=True)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        server.stop()
     return figures
 
 
@@ -203,13 +166,13 @@ def main() -> None:
             for label, rows in (("empty ledger", 0), (f"ledger at {args.ledger_rows:,} rows", args.ledger_rows)):
                 home = tmp / label.replace(" ", "-").replace(",", "")
                 _seed_here(home, upstream_url, rows)
-                results[label] = measure(Target(label.split()[0] + str(rows), sys.executable, {}), home, kinds,
-                                         args.requests, tmp, args.keep, args.concurrency)
+                results[label] = measure(label, sys.executable, home, kinds, args.requests, tmp, args.keep,
+                                         args.concurrency)
         elif args.before is None:
             home = tmp / "data"
             _seed_here(home, upstream_url)
-            results["this tree"] = measure(Target("this tree", sys.executable, {}), home, kinds, args.requests, tmp,
-                                           args.keep, args.concurrency)
+            results["this tree"] = measure("this tree", sys.executable, home, kinds, args.requests, tmp, args.keep,
+                                           args.concurrency)
         else:
             import versions
 
@@ -218,10 +181,8 @@ def main() -> None:
                 versions.build(v)
                 home = tmp / label / "data"
                 versions.seed(v, home, upstream_url, tmp / f"{label}.seed.log")
-                clean = {k: "" for k in os.environ if k.startswith("PYTHON")}  # never this checkout's sources
-                results[f"{label} ({v.describe[:40]})"] = measure(
-                    Target(label, str(v.python), clean, cwd=tmp), home, kinds, args.requests, tmp, args.keep,
-                    args.concurrency)
+                results[f"{label} ({v.describe[:40]})"] = measure(label, str(v.python), home, kinds, args.requests,
+                                                                  tmp, args.keep, args.concurrency)
     finally:
         upstream.terminate()
         upstream.wait()
