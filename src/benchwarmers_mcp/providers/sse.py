@@ -57,9 +57,6 @@ class _Events:
             done = (self.event, "\n".join(self.data)) if self.data else None
             self.event, self.data = None, []
             return done
-        if line.startswith("data:"):  # most lines: taken here, before the general split
-            self.data.append(line[6:] if line[5:6] == " " else line[5:])
-            return None
         if line.startswith(":"):
             return None
         name, _, value = line.partition(":")

@@ -133,9 +133,9 @@ async def find(db: Database, alias: str) -> ModelRecord | None:
     return None if row is None else _row(row)
 
 
-# the configuration's stamp with the last use of every model (``ON 1 = 1``) or of some (written by
-# every seat and route call, so never kept): the one statement a kept read costs
-LIVE_SQL = "SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m ON {} WHERE v.id = 1"
+# the configuration's stamp with every model's last use (written by every seat and route call, so
+# never kept): the one statement ``list_all`` costs once the models are kept
+LIVE_SQL = "SELECT v.stamp, m.alias, m.last_used FROM config_version v LEFT JOIN models m ON 1 = 1 WHERE v.id = 1"
 KEPT = "models.list_all"
 
 
@@ -143,7 +143,7 @@ async def list_all(db: Database, *, include_retired: bool = True) -> list[ModelR
     """Every model by alias. The rows are kept while the configuration is unchanged
     (``config_version``); each read costs one statement, which reads their ``last_used`` afresh, and
     builds new records (``options`` is a dict: never shared)."""
-    kept, used = await _read(db, None)
+    kept, used = await _read(db)
     return [_record(fields, options, used.get(alias)) for alias, (fields, options) in kept.items()
             if include_retired or fields["retired_at"] is None]
 
@@ -173,11 +173,10 @@ async def last_used(db: Database, aliases: Sequence[str]) -> dict[str, float | N
 _Models = dict[str, tuple[dict[str, Any], str]]  # by alias: (a record's fields, its options as JSON text)
 
 
-async def _read(db: Database, aliases: tuple[str, ...] | None) -> tuple[_Models, dict[str, float | None]]:
-    """The kept models (each one's fields worked out once per configuration) and the live last use
-    of ``aliases`` (None: every model). They are read anew when the configuration changed since."""
-    on = "1 = 1" if aliases is None else f"m.alias IN ({placeholders(aliases)})"
-    live = await db.fetchall(LIVE_SQL.format(on), aliases or ())
+async def _read(db: Database) -> tuple[_Models, dict[str, float | None]]:
+    """The kept models (each one's fields worked out once per configuration) and every model's live
+    last use. They are read anew when the configuration changed since."""
+    live = await db.fetchall(LIVE_SQL)
     at = int(live[0]["stamp"]) if live else None
     kept: _Models = config_version.held(db, at, KEPT)
     if kept is config_version.MISSING:
