@@ -134,7 +134,8 @@ def _seed_here(home: Path, upstream: str, ledger_rows: int = 0) -> None:
     prepare(home, upstream, ledger_rows)
 
 
-def main() -> None:
+def arguments() -> tuple[argparse.Namespace, list[str]]:
+    """The command line, checked, and the kinds of request asked for."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200, help="measured requests of each kind")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of: {', '.join(KINDS)}")
@@ -155,7 +156,11 @@ def main() -> None:
         parser.error("--ledger-rows compares this tree with itself; it does not take --before")
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+    return args, kinds
 
+
+def main() -> None:
+    args, kinds = arguments()
     tmp = Path(tempfile.mkdtemp(prefix="bench-instructions-"))
     up_port = free_port()
     upstream_url = f"http://127.0.0.1:{up_port}"

@@ -31,7 +31,8 @@ Checkpoints (points where other tasks run: ``asyncio.sleep(0)``). A read, a ``wr
 letting a woken task run first keeps working, and a cancellation there has changed nothing. Once
 the lock is taken nothing awaits: a write, BEGIN, COMMIT and ROLLBACK run at once, and statements
 inside a transaction run one after another, with a checkpoint only once ``YIELD_EVERY`` seconds
-have passed since the last.
+have passed since the last. A record (``record()``: a usage row, a seat, a turn) has no checkpoint:
+with the writer free it runs with no await at all, so no cancellation can cut it short.
 A transaction held across trips round the event loop made every other write queue behind it:
 at 20 concurrent route turns a turn cost 28% more CPU for it (benchmarks/versions.py).
 """
