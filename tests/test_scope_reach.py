@@ -224,13 +224,8 @@ def test_a_scoped_keys_verdicts_move_only_its_collections_ratings(shared: dict[s
                      json={"call": y_calls[1], "useful": True}).status_code == 200
     assert members(home, "core") == ("y",)
 
-    async def scopes(db: Any) -> list[tuple[str, str | None]]:
-        rows = await db.fetchall("SELECT key_name, scope FROM verdicts ORDER BY id")
-        return [(r["key_name"], r["scope"]) for r in rows]
-
-    written = in_store(home, scopes)
-    assert written == [("fast-key", '["fast"]')] * 8 + [("all-key", None)] * 2
-    assert len(in_store(home, verdicts.log)) == 10
+    written = [(line.key_name, line.scope) for line in in_store(home, verdicts.log)]
+    assert written == [("fast-key", ("fast",))] * 8 + [("all-key", None)] * 2, "each line keeps its key's scope"
 
 
 def test_learning_settings_refuse_an_unknown_scoped_verdicts_value(settings: Settings, gateway: str,

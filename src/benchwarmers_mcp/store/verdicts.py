@@ -61,10 +61,12 @@ async def call_target(db: Reader, call: str) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class VerdictLine:
-    """One line of the append-only verdict log: the verdict as stored, and the key that sent it."""
+    """One line of the append-only verdict log: the verdict as stored, the key that sent it and,
+    for a scoped key, its collections then."""
 
     verdict: Verdict
     key_name: str
+    scope: tuple[str, ...] | None = None
 
 
 def _verdict(row: Row) -> Verdict:
@@ -83,7 +85,8 @@ async def log(db: Database, call: str | None = None) -> list[VerdictLine]:
         rows = await db.fetchall("SELECT * FROM verdicts ORDER BY id")
     else:
         rows = await db.fetchall("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
-    return [VerdictLine(_verdict(r), r["key_name"]) for r in rows]
+    return [VerdictLine(_verdict(r), r["key_name"], None if r["scope"] is None else tuple(json.loads(r["scope"])))
+            for r in rows]
 
 
 def _scope_of(access: Access) -> str:
