@@ -144,7 +144,8 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("POST", "/bench/pending"): Probe("exempt", why=ISSUE_12),
     ("GET", "/bench/record"): Probe("exempt", why=ISSUE_12),
     ("POST", "/bench/remind"): Probe("exempt", why=ISSUE_12),
-    ("GET", "/bench/quotas"): Probe("exempt", why="connections and their limits, not collections"),
+    ("GET", "/bench/quotas"): Probe("exempt", why="connections, not collections: cut to those its collections' models"
+                                                  " use (tests/test_scope_reach.py)"),
     ("GET", "/bench/ratings"): Probe("ask", "/bench/ratings?collection={c}"),
     ("GET", "/bench/suggestions"): Probe(
         "exempt", why="filtered per suggestion: tests/ratings/test_suggestions.py, a scoped key sees its own"),

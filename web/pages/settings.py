@@ -1,5 +1,6 @@
 """Settings: gateway keys (make one: its value is shown once; revoke), the gateway settings (max
-calls a panel, max explorers), the scheduler (its mode, each job's times, on or off, last and next
+calls a panel, max explorers), learning (automatic mode, how explorers are drawn, where a scoped
+key's verdicts count: over ``/api/learning-settings``), the scheduler (its mode, each job's times, on or off, last and next
 run, Run now, the latest runs: over ``/api/scheduler``), and the server and access, read-only,
 naming which secrets are set and never their values."""
 
@@ -11,6 +12,7 @@ from typing import Any
 from benchwarmers_mcp.access.policy import describe
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import keys as key_store
+from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.web.data import endpoint_rows
 from benchwarmers_mcp.web.registry import Page, View
 
@@ -41,6 +43,7 @@ async def load(view: View) -> dict[str, Any]:
     return {"keys": [k.public() for k in await key_store.list_all(db)],
             "collections": [c.name for c in await collection_store.list_all(db)],
             "gateway": await collection_store.gateway_settings(db),
+            "learning": await rating_store.learning_settings(db),
             "access": describe(s), "endpoints": await endpoint_rows(view.ctx), "scheduler": await scheduler(view),
             "server": {"data folder": str(s.home), "config folder": str(s.config_dir),
                        "seat timeout": f"{s.seat_timeout:g} s", "keep-alive": f"{s.keepalive:g} s",

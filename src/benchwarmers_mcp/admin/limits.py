@@ -1,7 +1,9 @@
 """Quotas and limits over HTTP.
 
 ``GET /bench/quotas``: per connection, each window with what is used and left and when it resets,
-who is resting and until when, whether the connection is paused, and this month's usage.
+who is resting and until when, whether the connection is paused, and this month's usage. A scoped
+gateway key sees only what its collections use (``engine.reach``): their models' connections, and
+of a connection's model windows and rests only those models'.
 ``GET /api/limits``: the limits set or learned, open alerts, models pending retirement.
 ``POST /api/limits``: set limits for a connection or a model, ``null`` removes one::
 
@@ -21,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.engine import reach
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.inbound import context, guarded, read_json, render_error, validation_message
+from benchwarmers_mcp.inbound import access_of, context, guarded, read_json, render_error, validation_message
 from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.upstream import pacing as limits
@@ -75,9 +78,22 @@ def _listing(items: list[limit_store.UserLimit]) -> list[dict[str, Any]]:
             for i in items]
 
 
+def _within(overview: dict[str, Any], aliases: frozenset[str], connections: frozenset[str]) -> dict[str, Any]:
+    """The quotas overview cut to ``connections``, each one's model windows and rests to ``aliases``."""
+    kept = [{**c, "windows": [w for w in c["windows"] if w["alias"] is None or w["alias"] in aliases],
+             "resting": [r for r in c["resting"] if r["alias"] in aliases]}
+            for c in overview["connections"] if c["connection"] in connections]
+    return {**overview, "connections": kept}
+
+
 @guarded(render_error)
 async def get_quotas(request: Request) -> Response:
-    return JSONResponse(await limits.overview(context(request).db, time.time()))
+    db = context(request).db
+    overview = await limits.overview(db, time.time())
+    used = await reach.models(db, access_of(request))
+    if used is not None:
+        overview = _within(overview, used, await reach.connections(db, used))
+    return JSONResponse(overview)
 
 
 @guarded(render_error)

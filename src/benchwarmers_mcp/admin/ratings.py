@@ -1,9 +1,10 @@
 """Ratings, suggestions and the learning settings over HTTP.
 
 ``GET /bench/ratings?collection=core&shape=review`` (a gateway key; a scoped key sees only its
-collections): per model the posterior mean, its 90% interval, the evidence counts per source, the
-confidently-wrong share with its interval, health and status; members first. Without a collection
-the ratings are over every collection and shape (an unscoped key only).
+collections, and only the models they use: ``engine.reach``): per model the posterior mean, its 90%
+interval, the evidence counts per source, the confidently-wrong share with its interval, health and
+status; members first. Without a collection the ratings are over every collection and shape (an
+unscoped key only).
 
 ``GET /bench/suggestions`` (a gateway key; a scoped key sees its collections' only): every
 collection reviewed now, then the open suggestions (``?state=all`` adds the decided ones).
@@ -11,8 +12,10 @@ collection reviewed now, then the open suggestions (``?state=all`` adds the deci
 change log says why.
 
 ``GET /api/learning-settings``, ``POST /api/learning-settings``
-``{"auto": true, "shadow": {"core": true}, "explore": "ucb"}``: automatic mode, shadow seats per
-collection (route mode), and how explorers are drawn. Each field is optional.
+``{"auto": true, "shadow": {"core": true}, "explore": "ucb", "scoped_verdicts": "own"}``: automatic
+mode, shadow seats per collection (route mode), how explorers are drawn, and where a scoped
+gateway key's verdicts count (``own``: on its collections' ratings only; ``everywhere``). Each
+field is optional.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok
-from benchwarmers_mcp.engine import learning
+from benchwarmers_mcp.engine import learning, reach
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.store import collections as collection_store
@@ -42,6 +45,7 @@ class LearningIn(Strict):
     auto: bool | None = None
     shadow: dict[str, bool] | None = Field(None, max_length=100)
     explore: str | None = None
+    scoped_verdicts: str | None = None
 
 
 @admin
@@ -61,7 +65,9 @@ async def get_ratings(request: Request) -> Response:
         shape = shape or learning.review_shape(collection)
     elif access.collections is not None:
         raise BadRequest("name a collection (?collection=...): this gateway key sees only its own collections")
-    everyone = [m for m in await model_store.list_all(ctx.db) if not m.retired or m.alias in members]
+    used = await reach.models(ctx.db, access)
+    everyone = [m for m in await model_store.list_all(ctx.db)
+                if (not m.retired or m.alias in members) and (used is None or m.alias in used)]
     ratings = await learning.ratings_for(ctx.db, qualified, shape, [m.alias for m in everyone])
     rows: list[dict[str, Any]] = []
     for m in everyone:
@@ -112,5 +118,5 @@ async def save_learning_settings(request: Request) -> Response:
         elif not on and bare in shadow:
             shadow.remove(bare)
     after = LearningSettings(before.auto if body.auto is None else body.auto, tuple(shadow),
-                             body.explore or before.explore)
+                             body.explore or before.explore, body.scoped_verdicts or before.scoped_verdicts)
     return ok((await rating_store.save_learning_settings(ctx.db, after)).as_dict())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from benchwarmers_mcp.context import Access, Context, require_access
-from benchwarmers_mcp.engine import merge
+from benchwarmers_mcp.engine import merge, reach
 from benchwarmers_mcp.engine.collections import PanelReply
 from benchwarmers_mcp.engine.pipe import Pipe, within
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
@@ -181,7 +181,8 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
             f"a panel answers with text, so tools, tool calls and tool results are refused; for an agent with "
             f"tools use route mode: bench/{ask.collection}:route")
     gateway = await collection_store.gateway_settings(ctx.db)
-    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting())
+    nominable = await reach.models(ctx.db, access) if ask.with_ else None  # a scoped key's, for ``with``
+    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting(), nominable=nominable)
     panel = PanelRecord(
         id=calls.new_panel_id(), at=time.time(), collection=collection.qualified, shape=seating.shape,
         shape_by=seating.shape_by, reply=reply, key_name=ask.key_name, system=ask.system,

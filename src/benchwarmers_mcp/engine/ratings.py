@@ -16,6 +16,10 @@ answers ``suite_weight``) and by its age (halved every ``half_life_days``), so a
 is noticed. Confidently wrong is a second Beta over the same verdicts; health a third. Intervals are
 the posterior's equal-tailed ``level`` interval (exact quantiles of the Beta).
 
+Verdicts sent with a scoped gateway key carry that key's collections (``Evidence.scope``): they count
+on those collections' ratings (and on the rating over everything) and on no other collection's, not
+even in its raw counts, unless the user chose to count them everywhere (``store.ratings``).
+
 ``review`` turns ratings into suggestions: promote a strong explorer into a collection in place of
 its weakest member, bench a member that is confidently wrong, dead, or resting too often. Each
 suggestion carries its evidence and says whether it is strong enough to be applied automatically.
@@ -49,6 +53,12 @@ class Evidence:
     wrong: int = 0  # confidently wrong: verdicts with a false claim, suite false alarms and inventions
     real: int = 0  # verdicts with a verified claim
     age: float = 0.0  # seconds since (the bucket's start)
+    scope: tuple[str, ...] | None = None  # the scoped key's collections (bare names); None: every one
+
+    def counts_on(self, collection: str) -> bool:
+        """Whether this evidence may move the rating on ``collection`` (qualified; "" for everywhere):
+        a scoped key's verdicts move only its own collections' ratings."""
+        return self.scope is None or not collection or collection.removeprefix("bench/") in self.scope
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,7 @@ def rate(alias: str, evidence: Iterable[Evidence], *, collection: str = "", shap
     weight, wa, wb, ok, failed = 0.0, 1.0, 1.0, 0.0, 0.0
     counts: dict[str, dict[str, int]] = {}
     for e in evidence:
-        if e.alias != alias:
+        if e.alias != alias or not e.counts_on(collection):
             continue
         tally = counts.setdefault(e.source, {"good": 0, "bad": 0, "wrong": 0, "real": 0})
         for name in ("good", "bad", "wrong", "real"):

@@ -5,8 +5,10 @@ and shape (``engine.ratings``), by its upper bound (``ucb``, the default: mean +
 says). A model never judged here scores above every judged one, so newcomers sit soon; equal
 scores go to the least recently used, by exact time (never used first). So with no verdicts at
 all explorers rotate by recency alone. Never two of one family nor a member's family; ``with``
-nominates explorers for one request; retired, ad hoc, resting, wrong-role and too-small models
-are never drawn. Each explorer's seat says why it was seated (``Seat.note``).
+nominates explorers for one request (a scoped gateway key only among what its collections use:
+``engine.reach``); retired, ad hoc, resting, wrong-role and too-small models are never drawn
+(``explorer_pool`` is who may be drawn at all). Each explorer's seat says why it was seated
+(``Seat.note``).
 """
 
 from __future__ import annotations
@@ -76,7 +78,12 @@ class Seating:
 
 
 def choose_shape(collection: Collection, ask: Ask) -> tuple[str, str]:
-    if ask.has_images and not collection.shape:
+    return shape_of(collection, ask.has_images)
+
+
+def shape_of(collection: Collection, has_images: bool) -> tuple[str, str]:
+    """The shape a request to ``collection`` is seated for, and why."""
+    if has_images and not collection.shape:
         return "vision", "images in the request"
     if collection.shape:
         return collection.shape, "collection"
@@ -85,6 +92,20 @@ def choose_shape(collection: Collection, ask: Ask) -> tuple[str, str]:
 
 def _too_small(model: ModelRecord, estimate: int) -> bool:
     return model.context_window is not None and model.context_window < estimate
+
+
+def _may_explore(m: ModelRecord, shape: str, has_images: bool) -> bool:
+    """Whether ``m`` may be drawn as an explorer for a request of ``shape``, with or without images
+    (what the moment adds, resting and the prompt's size, is checked where it is known)."""
+    return (not m.retired and not m.ad_hoc and m.role in SHAPE_ROLES.get(shape, ("general",))
+            and (m.can_see if has_images else m.role != "vision"))
+
+
+def explorer_pool(collection: Collection, models: Iterable[ModelRecord]) -> list[ModelRecord]:
+    """Every model that may be drawn as an explorer on ``collection``, for a request with images
+    or without (before resting and the prompt's size)."""
+    shapes = {(shape_of(collection, images)[0], images) for images in (False, True)}
+    return [m for m in models if any(_may_explore(m, shape, images) for shape, images in shapes)]
 
 
 def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict[str, str]]) -> list[ModelRecord]:
@@ -105,9 +126,10 @@ def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict
 
 async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: GatewaySettings,
                      resting: AbstractSet[str] = frozenset(), *, ratings: Mapping[str, Rating] | None = None,
-                     explore: Explore | None = None) -> Seating:
+                     explore: Explore | None = None, nominable: AbstractSet[str] | None = None) -> Seating:
     """Seat a panel or raise the refusal that applies (413, 400 no seat can see, 503 nobody).
-    ``ratings`` (on this collection and shape) and ``explore`` are read from the store when not given."""
+    ``ratings`` (on this collection and shape) and ``explore`` are read from the store when not given;
+    ``nominable``, the models the caller may nominate with ``with`` (None: any registered)."""
     skipped: list[dict[str, str]] = []
     everyone = {m.alias: m for m in await model_store.list_all(db)}
     shape, shape_by = choose_shape(collection, ask)
@@ -122,13 +144,11 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
     seats = [Seat(f"member{i}", "member", m) for i, m in enumerate(members, 1)]
 
     explorers = _Explorers(settings.explorers_for(len(members)), members)
-    explorers.nominate(ask, everyone, estimate, skipped)
-    admitted = SHAPE_ROLES.get(shape, ("general",))
+    explorers.nominate(ask, everyone, estimate, skipped, nominable)
     pool = [
         m for m in everyone.values()
-        if not m.retired and not m.ad_hoc and m.alias not in resting
-        and m.role in admitted and not _too_small(m, estimate)
-        and (m.can_see if ask.has_images else m.role != "vision")
+        if _may_explore(m, shape, ask.has_images) and m.alias not in resting
+        and not _too_small(m, estimate)
     ]
     if explorers.count > len(explorers.seats) and pool:
         if explore is None:
@@ -185,14 +205,18 @@ class _Explorers:
         self.families.add(model.family)
 
     def nominate(self, ask: Ask, everyone: dict[str, ModelRecord], estimate: int,
-                 skipped: list[dict[str, str]]) -> None:
-        """``with``: nominees override role and size (with a note); members are dropped, not counted."""
+                 skipped: list[dict[str, str]], nominable: AbstractSet[str] | None = None) -> None:
+        """``with``: nominees override role and size (with a note); members are dropped, not counted.
+        Outside ``nominable`` (a scoped key's reach) a nominee is skipped as if it were unknown: the
+        reply never says whether a model the key may not use is registered."""
         for alias in dict.fromkeys(ask.with_):
             if alias in self.taken:
                 continue
             model = everyone.get(alias)
             why = None
-            if model is None:
+            if nominable is not None and alias not in nominable:
+                model, why = None, "not a model this key's collections use (their members and explorer pool)"
+            elif model is None:
                 why = "not registered"
             elif model.retired:
                 why = "retired"

@@ -124,7 +124,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "system": {"type": "string", "description": "System text sent to every seat."},
         "merged": {"type": "boolean", "description": "true: one reconciled answer; false: every answer; "
                                                      "omit: the collection's own mode."},
-        "with": {**_STRINGS, "description": "Model aliases to seat as explorers, this request only."},
+        "with": {**_STRINGS, "description": "Model aliases to seat as explorers, this request only "
+                                          "(with a scoped key: only models its collections use)."},
     }, ("collection", "prompt")),
     "verdict": _object({
         "call": {"type": "string", "description": "A seat's call id, e.g. p20261022-101500-ab12.member1."},

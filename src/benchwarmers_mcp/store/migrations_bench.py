@@ -99,3 +99,12 @@ async def ratings_003_health_tally_seq(tx: Transaction) -> None:
     for table, only in RATINGS_003_TALLIED.items():
         await drop_trigger(tx, f"health_tally_{table}", table)
         await _tally_trigger(tx, table, only)
+
+
+@migration
+async def verdicts_002_scope(tx: Transaction) -> None:
+    """The scope of the gateway key that sent each verdict: its collections as a JSON list, NULL
+    for an unscoped key (every verdict before this). A scoped key's verdicts move only those
+    collections' ratings (``store/ratings.py``), so the scope is kept with the verdict itself: the
+    key may be revoked, or its name taken by another, after it judged."""
+    await script(tx, "ALTER TABLE verdicts ADD COLUMN scope TEXT")

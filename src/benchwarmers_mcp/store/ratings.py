@@ -2,7 +2,10 @@
 what became of each), the learning settings, and shadow answers.
 
     evidence()         every source kept apart, counted per model, scope and age bucket (the age in
-                       whole buckets, ``portable.floor_of``; no date functions); health from
+                       whole buckets, ``portable.floor_of``; no date functions), each verdict with
+                       the collections of the scoped key that sent it (``verdicts.scope``: None for
+                       an unscoped one, or for every one when the learning settings say
+                       ``scoped_verdicts: everywhere``); health from
                        ``health_tally`` (a row per model and day that triggers keep as calls land),
                        two rows a model at their equivalent ages (``store/health_evidence.py``)
     suggestions        one row per suggestion; ``open_key`` is set while it is open, so a review that
@@ -19,7 +22,7 @@ import json
 import math
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -34,7 +37,7 @@ BUCKET = DAY  # evidence is aged by the day
 
 _LATEST = "JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
 _VERDICT_COLUMNS = ("v.useful AS useful, CASE WHEN v.false_claims <> '[]' THEN 1 ELSE 0 END AS wrong,"
-                    " CASE WHEN v.real <> '[]' THEN 1 ELSE 0 END AS verified")
+                    " CASE WHEN v.real <> '[]' THEN 1 ELSE 0 END AS verified, v.scope AS scope")
 _VERDICT_SOURCES = {
     "panel": "JOIN seats s ON s.call = v.call JOIN panels p ON p.id = s.panel",
     "route": "JOIN route_calls s ON s.call = v.call",
@@ -63,22 +66,23 @@ class EvidenceRow:
     wrong: int
     real: int
     age: float
+    scope: tuple[str, ...] | None = None  # the scoped key's collections (bare names); None: any
 
 
 async def _verdict_evidence(db: Reader, source: str, now: float, bucket: float) -> tuple[list[EvidenceRow], float]:
     """Every model's verdict evidence from ``source``, and until when it holds: the first moment a
     verdict in it moves to an older bucket (its group's oldest verdict, one bucket on)."""
     rows = await db.fetchall(
-        "SELECT alias, collection, shape, useful, wrong, verified, bucket, COUNT(*) AS n, MIN(at) AS first FROM ("
-        f"SELECT {_SCOPE[source]}, {_VERDICT_COLUMNS}, v.at AS at, {_bucket(db, 'v.at')} FROM verdicts v {_LATEST}"
-        f" {_VERDICT_SOURCES[source]}"
-        ") e GROUP BY alias, collection, shape, useful, wrong, verified, bucket", (now, bucket))
+        "SELECT alias, collection, shape, useful, wrong, verified, scope, bucket, COUNT(*) AS n, MIN(at) AS first"
+        f" FROM (SELECT {_SCOPE[source]}, {_VERDICT_COLUMNS}, v.at AS at, {_bucket(db, 'v.at')} FROM verdicts v"
+        f" {_LATEST} {_VERDICT_SOURCES[source]}"
+        ") e GROUP BY alias, collection, shape, useful, wrong, verified, scope, bucket", (now, bucket))
     out, until = [], math.inf
     for r in rows:
         n, k = int(r["n"]), int(r["bucket"])
         out.append(EvidenceRow(r["alias"], source, r["collection"], r["shape"], n if r["useful"] else 0,
                                0 if r["useful"] else n, n if r["wrong"] else 0, n if r["verified"] else 0,
-                               (k + 0.5) * bucket))
+                               (k + 0.5) * bucket, None if r["scope"] is None else tuple(json.loads(r["scope"]))))
         until = min(until, float(r["first"]) + (k + 1) * bucket)
     return out, until
 
@@ -118,6 +122,15 @@ def _among(rows: tuple[EvidenceRow, ...], aliases: tuple[str, ...] | None) -> li
     return [r for r in rows if wanted is None or r.alias in wanted]
 
 
+async def _as_settled(db: Reader, rows: list[EvidenceRow]) -> list[EvidenceRow]:
+    """``rows`` with scoped keys' verdicts counted as the learning settings say: on their keys'
+    collections (as they are), or everywhere (their scope dropped). The settings are read only
+    when some row has a scope."""
+    if all(r.scope is None for r in rows) or (await learning_settings(db)).scoped_verdicts == "own":
+        return rows
+    return [r if r.scope is None else replace(r, scope=None) for r in rows]
+
+
 async def _suite_rows(db: Reader, now: float, bucket: float) -> tuple[list[EvidenceRow], float]:
     """Every model's scored suite answers, counted per model, outcome and age bucket, and until
     when that holds (as ``_verdict_evidence``)."""
@@ -139,7 +152,9 @@ async def evidence(db: Reader, now: float | None = None, *, half_life: float, bu
                    sources: tuple[str, ...] = ("panel", "route", "shadow", "suite", "health"),
                    aliases: Iterable[str] | None = None) -> list[EvidenceRow]:
     """Every piece of evidence about ``aliases`` (None: every model), counted per model, source,
-    scope and age bucket (the latest verdict on each call counts, once). Health comes as at most two
+    scope and age bucket (the latest verdict on each call counts, once). A verdict a scoped gateway
+    key sent carries the key's collections, unless the learning settings count such verdicts
+    everywhere (``scoped_verdicts``). Health comes as at most two
     rows a model, aged so that ``half_life`` (seconds, the ratings' own: the store knows no policy)
     weighs them as the model's days weigh (``store/health_evidence.py``)."""
     now = time.time() if now is None else now
@@ -159,7 +174,7 @@ async def evidence(db: Reader, now: float | None = None, *, half_life: float, bu
         elif source == "health":
             out += [EvidenceRow(alias, "health", "", "", good, bad, 0, 0, age)
                     for alias, good, bad, age in await health_evidence.evidence_rows(db, now, half_life, among)]
-    return out
+    return await _as_settled(db, out)
 
 
 async def _newest(db: Reader, sources: tuple[str, ...]) -> dict[str, int]:
@@ -198,12 +213,15 @@ class LearningSettings:
     auto: bool = False  # apply strong suggestions on their own (off: the user accepts them)
     shadow: tuple[str, ...] = ()  # collections whose route turns get a shadow seat
     explore: str = "ucb"  # how explorers are chosen: ucb (upper bound) or thompson
+    scoped_verdicts: str = "own"  # a scoped key's verdicts count on its own collections, or everywhere
 
     def as_dict(self) -> dict[str, Any]:
-        return {"auto": self.auto, "shadow": list(self.shadow), "explore": self.explore}
+        return {"auto": self.auto, "shadow": list(self.shadow), "explore": self.explore,
+                "scoped_verdicts": self.scoped_verdicts}
 
 
 EXPLORE = ("ucb", "thompson")
+SCOPED_VERDICTS = ("own", "everywhere")
 
 
 async def learning_settings(db: Reader) -> LearningSettings:
@@ -216,13 +234,17 @@ async def _learning_settings(db: Reader) -> LearningSettings:
     if not raw:
         return LearningSettings()
     value = json.loads(raw)
+    scoped = value.get("scoped_verdicts")
     return LearningSettings(bool(value.get("auto", False)), tuple(value.get("shadow", ())),
-                            value.get("explore", "ucb") if value.get("explore") in EXPLORE else "ucb")
+                            value.get("explore", "ucb") if value.get("explore") in EXPLORE else "ucb",
+                            scoped if scoped in SCOPED_VERDICTS else "own")
 
 
 async def save_learning_settings(db: Database, settings: LearningSettings) -> LearningSettings:
     if settings.explore not in EXPLORE:
         raise BadRequest(f"explore is one of {', '.join(EXPLORE)}")
+    if settings.scoped_verdicts not in SCOPED_VERDICTS:
+        raise BadRequest(f"scoped_verdicts is one of {', '.join(SCOPED_VERDICTS)}")
     async with db.transaction() as tx:
         known = {r[0] for r in await tx.fetchall("SELECT name FROM collections")}
         unknown = [c for c in settings.shadow if c not in known]

@@ -4,7 +4,10 @@ Every function that serves a caller takes the caller's ``Access`` (no default: c
 and answers for the collections it may use only: a verdict on another collection's call is refused
 403 (``record``), another collection's record is refused 403 (``record_counts``), and another
 collection's calls are left out of ``pending`` as if they were not pending (a list never says
-whether some other collection's call exists).
+whether some other collection's call exists). Each line keeps the key that sent it and, for a
+scoped key, its collections as they were then (``scope``, JSON; NULL for an unscoped key): a scoped
+key's verdicts move only those collections' ratings (``store.ratings.evidence``), even after the key
+is revoked or another key takes its name.
 """
 
 from __future__ import annotations
@@ -58,10 +61,12 @@ async def call_target(db: Reader, call: str) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class VerdictLine:
-    """One line of the append-only verdict log: the verdict as stored, and the key that sent it."""
+    """One line of the append-only verdict log: the verdict as stored, the key that sent it and,
+    for a scoped key, its collections then."""
 
     verdict: Verdict
     key_name: str
+    scope: tuple[str, ...] | None = None
 
 
 def _verdict(row: Row) -> Verdict:
@@ -80,7 +85,8 @@ async def log(db: Database, call: str | None = None) -> list[VerdictLine]:
         rows = await db.fetchall("SELECT * FROM verdicts ORDER BY id")
     else:
         rows = await db.fetchall("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
-    return [VerdictLine(_verdict(r), r["key_name"]) for r in rows]
+    return [VerdictLine(_verdict(r), r["key_name"], None if r["scope"] is None else tuple(json.loads(r["scope"])))
+            for r in rows]
 
 
 def _scope_of(access: Access) -> str:
@@ -113,10 +119,12 @@ async def record(db: Database, verdict: Verdict, *, access: Access) -> tuple[Ver
             if (before.useful, before.note, before.real, before.false) == (
                     verdict.useful, verdict.note, verdict.real, verdict.false):
                 return before, False
+        scope = None if access.collections is None else json.dumps(list(access.collections))
         await tx.execute(
-            "INSERT INTO verdicts (call, at, useful, note, real, false_claims, key_name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO verdicts (call, at, useful, note, real, false_claims, key_name, scope)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (verdict.call, verdict.at, int(verdict.useful), verdict.note, json.dumps(list(verdict.real)),
-             json.dumps(list(verdict.false)), access.key_name),
+             json.dumps(list(verdict.false)), access.key_name, scope),
         )
     return verdict, True
 
