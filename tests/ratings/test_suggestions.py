@@ -128,6 +128,9 @@ def test_suggestions_listed_and_accepted_from_the_cli(home: Path, gateway: str, 
     settings = bench(gateway, "settings", "learning", "--auto", "on", "--json")
     assert json.loads(settings.stdout)["auto"] is True
     assert "automatic changes on" in bench(gateway, "settings", "learning").stdout
+    scoped = bench(gateway, "settings", "learning", "--scoped-verdicts", "everywhere", "--json")
+    assert json.loads(scoped.stdout)["scoped_verdicts"] == "everywhere"
+    assert "scoped keys' verdicts count everywhere" in bench(gateway, "settings", "learning").stdout
 
 
 @pytest.mark.anyio

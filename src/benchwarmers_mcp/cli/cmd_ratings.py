@@ -98,12 +98,18 @@ async def learning_settings(args: argparse.Namespace, remote: Remote) -> int:
         body["shadow"] = _shadow_changes(args.shadow)
     if args.explore is not None:
         body["explore"] = args.explore
+    if args.scoped_verdicts is not None:
+        body["scoped_verdicts"] = args.scoped_verdicts
     reply = await (remote.post("/api/learning-settings", body) if body else remote.get("/api/learning-settings"))
     if show_json(args, reply):
         return 0
     print(f"learning  automatic changes {'on' if reply['auto'] else 'off'}, explorers by {reply['explore']}, "
-          f"shadow seats on {', '.join('bench/' + c for c in reply['shadow']) or 'no collection'}")
+          f"shadow seats on {', '.join('bench/' + c for c in reply['shadow']) or 'no collection'}, "
+          f"scoped keys' verdicts count {_SCOPED_WORDS.get(reply.get('scoped_verdicts', 'own'), 'on their collections')}")
     return 0
+
+
+_SCOPED_WORDS = {"own": "on their own collections only", "everywhere": "everywhere"}
 
 
 def register(b: Builder, sub: Subparsers) -> None:
@@ -124,3 +130,5 @@ def add_learning_flags(settings: argparse.ArgumentParser) -> None:
     settings.add_argument("--shadow", action="append", metavar="NAME:on|off",
                           help="learning: shadow seats for a route collection (repeatable)")
     settings.add_argument("--explore", choices=("ucb", "thompson"), help="learning: how explorers are drawn")
+    settings.add_argument("--scoped-verdicts", choices=("own", "everywhere"),
+                          help="learning: where a scoped gateway key's verdicts count (default own: its collections)")
