@@ -30,7 +30,7 @@ import httpx
 from anyio.abc import TaskGroup
 
 from benchwarmers_mcp.clock import Clock, SystemClock
-from benchwarmers_mcp.errors import BenchError, Forbidden
+from benchwarmers_mcp.errors import BenchError, Forbidden, ProviderError
 from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
@@ -48,16 +48,21 @@ class CallInfo:
     key_name: str = "local"
     retries: int | None = None  # None: the pacing policy's; route mode sets 0 when a next member waits
     past_pause: bool = False  # sent even while its connection is paused (health's one confirming call)
+    patient: bool = True  # False: waits for a rate window at most the pacing's short wait (a panel's seat)
 
 
 class Caller(Protocol):
-    """One upstream call, whole or streamed (``upstream.caller.ModelCaller``)."""
+    """One upstream call, whole or streamed, and whether one would have to wait
+    (``upstream.caller.ModelCaller``)."""
 
     async def complete(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                        info: CallInfo = ...) -> Answer: ...
 
     def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                info: CallInfo = ...) -> AsyncGenerator[StreamEvent, None]: ...
+
+    # why an impatient call (``CallInfo.patient`` False) to ``model`` would be refused now, or None
+    async def held(self, model: ModelRecord, tokens: int) -> ProviderError | None: ...
 
 
 class KeyRing(Protocol):
