@@ -11,6 +11,7 @@ instead of holding the test for minutes.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -34,11 +35,12 @@ from benchwarmers_mcp.store import collections as cs
 from benchwarmers_mcp.store import limits as store
 from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.store.limits import Gate, Settlement
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.upstream import quota
 from benchwarmers_mcp.upstream.caller import CallInfo, ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
-from benchwarmers_mcp.upstream.pacing import PacingPolicy, Refused
+from benchwarmers_mcp.upstream.pacing import PacingPolicy, Refused, Seen, consequences
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
@@ -110,7 +112,7 @@ async def bench(settings: Settings, fake: FakeUpstream, upstream: str, net: Loop
         keys = KeyStore(tmp_path / "config", {})
         caller = ModelCaller(db, keys, client, PacingPolicy(backoff=0.01), clock=clock)
         ctx = Context(settings, db, keys, client, caller, tg, clock=clock,
-                      route_tuning=RouteTuning(first_token=60.0, stream_wait=5.0, turn_timeout=120.0, rotation=0.0))
+                      route_tuning=RouteTuning(rotation=0.0))  # the timings of Settings
         yield Bench(ctx, clock, fake)
         tg.cancel_scope.cancel()
 
@@ -130,6 +132,22 @@ def test_a_429s_wait_is_the_later_of_retry_after_and_a_used_up_windows_reset(hea
     assert quota.stated_wait(headers, {}, "", NOW) == pytest.approx(wait, abs=0.01)
     error = error_for_status(429, httpx.Headers(headers), b'{"error": {"message": "slow down"}}')
     assert isinstance(error, RateLimited) and error.retry_after == pytest.approx(wait, abs=1)
+
+
+def test_a_window_the_429s_body_reports_used_up_rests_the_model_until_it_resets() -> None:
+    """OpenRouter copies its headers into the body: a used-up daily window there outlasts the
+    message's stated wait, so the rest lasts until it reopens."""
+    reset = NOW + 5 * 3600
+    body = {"error": {"code": 429, "message": "Rate limit exceeded: free-models-per-day. Please retry in 20s",
+                      "metadata": {"headers": {"X-RateLimit-Limit": "50", "X-RateLimit-Remaining": "0",
+                                               "X-RateLimit-Reset": str(int(reset * 1000))}}}}
+    settled = Settlement(ledger.UsageRow("free", "openrouter", "openrouter", "free", "error"))
+    error = RateLimited("upstream 429: Rate limit exceeded: free-models-per-day. Please retry in 20s",
+                        upstream_status=429, retry_after=20.0)
+    seen = Seen(429, {"content-type": "application/json"}, "openrouter.ai", json.dumps(body).encode())
+    consequences(PacingPolicy(), settled, Gate(Endpoint("openrouter", "https://openrouter.ai/api/v1")), error, seen,
+                 NOW)
+    assert settled.rest is not None and settled.rest[0] == pytest.approx(reset)
 
 
 async def test_a_429_with_a_used_up_window_rests_the_model_until_the_window_resets(bench: Bench) -> None:
