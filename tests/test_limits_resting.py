@@ -46,7 +46,7 @@ from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
 from tests.kits.store import store_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.backends]
 WINDOW = 360.0  # the used-up window's reset, from the reply: 6 minutes
 USED_UP = {"Retry-After": "30", "x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "0",
            "x-ratelimit-reset-requests": "6m0s"}
