@@ -257,3 +257,16 @@ async def test_a_route_member_that_would_wait_hands_the_turn_on_at_once(bench: B
     assert turn.alias == "bb-good"
     assert bench.clock.slept == [], "the first member did not wait for its window"
     assert bench.fake.count(SERVED["aa-tight"]) == 1
+
+
+async def test_a_member_refused_for_its_limit_does_not_merge_the_panel(bench: Bench) -> None:
+    """A call larger than its model's token limit on its own is refused for good, without a rest:
+    the seat says so, and the collection's merger being that model, the next candidate merges."""
+    await store.set_limit(bench.db, "model", "bb-good", "tpm", 1)
+    ask = Ask("team", (user("review this"),))
+    collection = Collection("team", ("bb-good", "solo"), merger="bb-good")
+    run = await (await start_panel(bench.ctx, ask, collection, "merged", access=Access.unscoped())).wait()
+    [limited] = [s for s in run.seats_done if s.alias == "bb-good"]
+    assert limited.status == "rate_limited" and "this call alone is about" in limited.error
+    assert run.merge is not None and run.merge.record is not None and run.merge.record.alias == "solo", run.merge
+    assert bench.fake.count("bb-good") == 0
