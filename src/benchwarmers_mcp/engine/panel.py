@@ -238,7 +238,7 @@ async def _merge(ctx: Context, run: PanelRun, info: CallInfo) -> MergeDone:
     candidates = await merge.merger_candidates(ctx.db, run.collection, run.seating.shape, run.panel.skipped,
                                                {s.alias for s in answered})
     # a model that just failed in this panel, or is resting after a rate limit, does not merge it
-    unfit = {s.alias for s in done if s.status in ("error", "timeout")} | set(await ctx.resting())
+    unfit = {s.alias for s in done if s.status in ("error", "timeout", "rate_limited")} | set(await ctx.resting())
     chosen = next((m for m in candidates if m.alias not in unfit and merge.fits(m, request)), None)
     if chosen is None:
         return await _fallback(ctx, run, "no merger fits the answers" if candidates else "no merger available")
