@@ -59,7 +59,7 @@ class FakeCaller:
         for event in (TextDelta("turn "), TextDelta(f"by {model.alias}"), Finish("stop", Usage(7, 3))):
             yield event
 
-    async def held(self, model: ModelRecord, tokens: int) -> None:
+    async def held(self, model: ModelRecord, tokens: int, wait: float) -> None:
         return None  # nothing limits these models: none would have to wait
 
 

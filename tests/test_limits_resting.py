@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -51,6 +51,7 @@ WINDOW = 360.0  # the used-up window's reset, from the reply: 6 minutes
 USED_UP = {"Retry-After": "30", "x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "0",
            "x-ratelimit-reset-requests": "6m0s"}
 NOW = 1_767_225_600.0
+SEAT_WAIT = Settings.seat_wait  # 5 s
 SERVED = {"solo": "solo", "aa-bad": "aa-bad?fail=429&window=6m", "aa-tight": "aa-tight?window=6m",
           "bb-good": "bb-good"}
 
@@ -222,19 +223,19 @@ async def test_a_member_that_would_wait_for_its_window_says_so_in_its_seat_at_on
     assert (await bench.rests())["aa-tight"] == resets, "it rests until the window frees: later panels pass over it"
 
 
-async def test_a_patient_call_still_waits_for_its_window_and_an_impatient_one_for_a_short_one(
+async def test_a_call_without_a_bound_still_waits_for_its_window_and_a_seat_for_a_short_one(
         bench: Bench) -> None:
-    """The suite and health calls (patient) wait for a window within their deadline, as before; an
-    impatient call waits for one that frees within the short wait (5 s)."""
+    """The suite's and health's calls (no bound) wait for a window within their deadline, as before;
+    a seat's call (bound by ``BENCH_SEAT_WAIT``, 5 s) waits for one that frees within that."""
     caller = bench.ctx.caller
     assert isinstance(caller, ModelCaller)
     await bench.call("aa-tight")
     model = await models.get(bench.db, "aa-tight")
     gate = await caller.gate_of(model)
     with pytest.raises(Refused):
-        await caller.pacer.admit(gate, "aa-tight", 10, bench.clock.now() + 600, patient=False)
+        await caller.pacer.admit(gate, "aa-tight", 10, bench.clock.now() + 600, wait=SEAT_WAIT)
     assert bench.clock.slept == []
-    assert await caller.held(model, 10) is not None
+    assert await caller.held(model, 10, SEAT_WAIT) is not None
     admitted = await caller.pacer.admit(gate, "aa-tight", 10, bench.clock.now() + 600)
     assert sum(bench.clock.slept) == pytest.approx(WINDOW, abs=5) and admitted.ticket is not None
     await store.set_limit(bench.db, "model", "bb-good", "rpm", 1)
@@ -242,9 +243,9 @@ async def test_a_patient_call_still_waits_for_its_window_and_an_impatient_one_fo
     bench.clock.offset += 58  # the minute frees in about 4 s (the window looks back 2 s longer)
     bench.clock.slept.clear()
     good = await models.get(bench.db, "bb-good")
-    assert await caller.held(good, 10) is None, "a short wait holds nothing"
-    await caller.pacer.admit(await caller.gate_of(good), "bb-good", 10, bench.clock.now() + 600, patient=False)
-    assert 0 < sum(bench.clock.slept) <= caller.policy.short_wait
+    assert await caller.held(good, 10, SEAT_WAIT) is None, "a short wait holds nothing"
+    await caller.pacer.admit(await caller.gate_of(good), "bb-good", 10, bench.clock.now() + 600, wait=SEAT_WAIT)
+    assert 0 < sum(bench.clock.slept) <= SEAT_WAIT
 
 
 # -- route mode: a member that would wait hands the turn on at once --
@@ -270,3 +271,15 @@ async def test_a_member_refused_for_its_limit_does_not_merge_the_panel(bench: Be
     assert limited.status == "rate_limited" and "this call alone is about" in limited.error
     assert run.merge is not None and run.merge.record is not None and run.merge.record.alias == "solo", run.merge
     assert bench.fake.count("bb-good") == 0
+
+
+async def test_bench_seat_wait_sets_how_long_a_seat_may_wait(bench: Bench, settings: Settings) -> None:
+    """``BENCH_SEAT_WAIT`` set past the window: the seat waits for it (on the moved clock) and answers."""
+    assert Settings.from_env({"BENCH_SEAT_WAIT": "600"}, home=settings.home).seat_wait == 600
+    bench.ctx.settings = replace(settings, seat_wait=600.0)
+    await bench.call("aa-tight")
+    run = await bench.panel("aa-tight")
+    [member] = [s for s in run.seats_done if s.seat == "member1"]
+    assert member.status == "ok", member.error
+    assert sum(bench.clock.slept) == pytest.approx(WINDOW, abs=5)
+    assert bench.fake.count(SERVED["aa-tight"]) == 2

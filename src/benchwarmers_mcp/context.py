@@ -48,7 +48,7 @@ class CallInfo:
     key_name: str = "local"
     retries: int | None = None  # None: the pacing policy's; route mode sets 0 when a next member waits
     past_pause: bool = False  # sent even while its connection is paused (health's one confirming call)
-    patient: bool = True  # False: waits for a rate window at most the pacing's short wait (a panel's seat)
+    wait: float | None = None  # the longest the pacer may hold it (a panel's seat: Settings.seat_wait); None: its deadline
 
 
 class Caller(Protocol):
@@ -61,8 +61,8 @@ class Caller(Protocol):
     def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                info: CallInfo = ...) -> AsyncGenerator[StreamEvent, None]: ...
 
-    # why an impatient call (``CallInfo.patient`` False) to ``model`` would be refused now, or None
-    async def held(self, model: ModelRecord, tokens: int) -> ProviderError | None: ...
+    # why a call to ``model`` that may wait at most ``wait`` s (``CallInfo.wait``) would be refused now
+    async def held(self, model: ModelRecord, tokens: int, wait: float) -> ProviderError | None: ...
 
 
 class KeyRing(Protocol):

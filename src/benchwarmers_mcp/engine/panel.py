@@ -183,7 +183,8 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
             f"a panel answers with text, so tools, tool calls and tool results are refused; for an agent with "
             f"tools use route mode: bench/{ask.collection}:route")
     gateway = await collection_store.gateway_settings(ctx.db)
-    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting(), held=ctx.caller.held)
+    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting(),
+                               held=lambda model, tokens: ctx.caller.held(model, tokens, ctx.settings.seat_wait))
     panel = PanelRecord(
         id=calls.new_panel_id(), at=time.time(), collection=collection.qualified, shape=seating.shape,
         shape_by=seating.shape_by, reply=reply, key_name=ask.key_name, system=ask.system,
@@ -206,7 +207,7 @@ def _send(send: Pipe[PanelEvent], event: PanelEvent) -> None:
 
 async def _drive(ctx: Context, run: PanelRun, send: Pipe[PanelEvent]) -> None:
     """Run every seat, then the merger; the run's outcome is written here, each part as it happens."""
-    info = CallInfo("gateway", "panel", run.ask.key_name, patient=False)  # a seat never holds the reply for a window
+    info = CallInfo("gateway", "panel", run.ask.key_name, wait=ctx.settings.seat_wait)  # never holds the reply long
     request = seat_request(run.ask)
 
     async def one(seat: Seat) -> None:

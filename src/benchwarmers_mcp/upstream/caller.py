@@ -121,13 +121,13 @@ class ModelCaller:
             raise NotFound(f"no endpoint named {model.endpoint!r} (model {model.alias})")
         return gate
 
-    async def held(self, model: ModelRecord, tokens: int) -> ProviderError | None:
-        """What an impatient call to ``model`` (``CallInfo.patient`` False) of about ``tokens`` would
-        be refused with now, for having to wait longer than the policy's ``short_wait``; None when
-        it would go (``Pacer.held``: nothing is sent or counted). A model whose endpoint is gone is
-        None: its call says so."""
+    async def held(self, model: ModelRecord, tokens: int, wait: float) -> ProviderError | None:
+        """What a call to ``model`` of about ``tokens`` that may wait at most ``wait`` seconds
+        (``CallInfo.wait``) would be refused with now, for having to wait longer; None when it would
+        go (``Pacer.held``: nothing is sent or counted). A model whose endpoint is gone is None: its
+        call says so."""
         gate = await limit_store.gate(self.db, model.endpoint, model.alias, self.clock.now())
-        return None if gate is None else await self.pacer.held(gate, model.alias, tokens)
+        return None if gate is None else await self.pacer.held(gate, model.alias, tokens, wait)
 
     def secrets_for(self, endpoint: Endpoint, key: str | None) -> Secrets:
         """What an endpoint's calls send that must not come back out (its key, its header values)."""
@@ -160,7 +160,7 @@ class ModelCaller:
                      self.secrets_for(gate.endpoint, key), wall=self.clock.now)
         try:
             call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, self.clock.now() + timeout,
-                                               past_pause=info.past_pause, patient=info.patient))
+                                               past_pause=info.past_pause, wait=info.wait))
         except Refused as refused:
             await self._settle(call, None, refused.error, refused=refused)
             raise refused.error from None
@@ -180,7 +180,7 @@ class ModelCaller:
         await anyio.sleep(wait)
         try:
             call.let_go(await self.pacer.admit(call.gate, call.model.alias, call.tokens,
-                                               self.clock.now() + call.remaining(), patient=call.info.patient))
+                                               self.clock.now() + call.remaining(), wait=call.info.wait))
         except Refused:
             return False  # no room for the retry before the deadline: the attempt's own error stands
         return True

@@ -6,12 +6,12 @@ limit applies (the user's rpm/rpd/rpmo/tpm/tpd per connection or model, learned 
 provider reported) the call is counted against the ledger plus the calls in flight, inside one
 ``BEGIN IMMEDIATE`` transaction so every process on the data folder agrees. A call that fits is
 registered in flight; one that does not waits when the window frees before its deadline, else it
-is refused without being sent (``RateLimited``, naming the limit and when it resets). An impatient
-call (``CallInfo.patient`` False: a panel's seat, a route member with another one after it) waits
-for a window only as long as for a rest, ``short_wait``: one that would wait longer is refused at
-once, so its seat says so instead of holding the reply for minutes. ``Pacer.held`` answers the same
-question without calling: the explorer pool leaves out a model whose call would be refused so. A
-connection with nothing limiting it costs no transaction at all: the one gate query says so.
+is refused without being sent (``RateLimited``, naming the limit and when it resets). A call given
+a bound (``CallInfo.wait``: a panel's seat, a route member with another one after it, which may
+wait ``Settings.seat_wait``) waits at most that long in all: one that would wait longer is refused
+at once, so its seat says so instead of holding the reply for minutes. ``Pacer.held`` answers the
+same question without calling: the explorer pool leaves out a model whose call would be refused
+so. A connection with nothing limiting it costs no transaction at all: the one gate query says so.
 
 A call is timed from the moment it is let go (``Admission.at``, read inside the admission
 transaction), never from when it was asked for: a call that waited is counted in the window it was
@@ -67,7 +67,7 @@ NOT_SENT = "rate limit (not sent; paced by the bench)"
 class PacingPolicy:
     margin: float = 2.0  # a wait must end this long before the call's deadline
     recheck: float = 5.0  # while waiting, look again at least this often
-    short_wait: float = 5.0  # a 429 asking for at most this long is retried; the longest an impatient call waits
+    short_wait: float = 5.0  # a 429 asking for at most this long is retried; longer rests the model
     default_rest: float = 1800.0  # a 429 that states no wait
     max_rest: float = 86400.0
     failure_rest: float = 60.0  # a 5xx after its retries
@@ -262,18 +262,18 @@ class Pacer:
         self.clock = clock or SystemClock()
 
     async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float, *,
-                    past_pause: bool = False, patient: bool = True) -> Admission:
+                    past_pause: bool = False, wait: float | None = None) -> Admission:
         """Wait until the call fits or raise ``Refused``; returns its ``Admission``.
 
         ``deadline`` is wall-clock (epoch seconds), since windows are shared across processes.
         ``past_pause``: a paused connection still takes this one call (health's confirming call of a
         failure that paused it: a 402 must be seen twice before its model retires); rests and
-        limits still apply. ``patient`` False: it waits at most ``short_wait`` in all, for a window
-        as for a rest; one that would wait longer is refused at once.
+        limits still apply. ``wait``: the longest it may wait in all, for a window or a rest (None:
+        until just before its deadline); one that would wait longer is refused at once.
         """
         latest = deadline - self.policy.margin  # the latest moment a wait may end
-        if not patient:
-            latest = min(latest, self.clock.now() + self.policy.short_wait)
+        if wait is not None:
+            latest = min(latest, self.clock.now() + wait)
         while True:
             now = self.clock.now()
             if gate.paused_until and gate.paused_until > now and not past_pause:
@@ -299,19 +299,20 @@ class Pacer:
             await self.clock.sleep(max(0.01, min(block.free_at - now, self.policy.recheck, latest - now)))
             gate = await store.gate(self.db, gate.endpoint.name, alias, self.clock.now()) or gate
 
-    async def held(self, gate: Gate, alias: str, tokens: int) -> ProviderError | None:
-        """What an impatient call (``admit(patient=False)``) to ``alias`` would be refused with now
-        for having to wait longer than ``short_wait`` (a pause, a rest or a limit), without calling
-        or counting anything; None when it would go at once or soon."""
+    async def held(self, gate: Gate, alias: str, tokens: int, wait: float) -> ProviderError | None:
+        """What a call to ``alias`` that may wait at most ``wait`` seconds (``admit(wait=...)``) would
+        be refused with now for having to wait longer (a pause, a rest or a limit), without calling
+        or counting anything; None when it would go within that."""
         now = self.clock.now()
+        bound = min(wait, self.policy.short_wait)  # a rest is never waited out longer than this
         if gate.paused_until and gate.paused_until > now:
             return paused_refusal(gate)
-        if gate.rest_until is not None and gate.rest_until - now > self.policy.short_wait:
+        if gate.rest_until is not None and gate.rest_until - now > bound:
             return rest_refusal(alias, gate, now)
         if not gate.limited:
             return None
         block = await self.blocking(self.db, gate.connection, alias, tokens, now)
-        if block is None or (block.free_at is not None and block.free_at - now <= self.policy.short_wait):
+        if block is None or (block.free_at is not None and block.free_at - now <= wait):
             return None
         return refusal(block, now)
 
