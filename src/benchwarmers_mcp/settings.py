@@ -107,7 +107,7 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()
     require_keys: bool = False
     seat_timeout: float = 420.0
-    seat_wait: float = 5.0  # the longest a panel's seat waits for a rate window (or a rest) before saying so
+    seat_wait: float = 5.0  # the longest a panel seat (or a route member with another after it) waits for a rate window
     stream_grace: float = 1.0
     keepalive: float = 10.0
     max_body: int = 20_000_000
