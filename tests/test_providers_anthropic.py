@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -134,8 +136,9 @@ async def test_errors_map_to_the_error_tree(base, client, served, kind, status, 
     error = await raised(provider(base, client), served, kind, stream=stream)
     assert error.upstream_status == status
     assert f"fake {status}" in error.message
-    if status == 429:
-        assert error.retry_after == 40
+    if status == 429:  # retry-after 40, but the requests window it reports used up reopens only in 2099
+        reopens = datetime(2099, 1, 1, tzinfo=UTC).timestamp()
+        assert error.retry_after == pytest.approx(reopens - time.time(), abs=60)
 
 
 async def test_a_wrong_key_is_auth(base, client):

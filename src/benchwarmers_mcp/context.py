@@ -30,7 +30,7 @@ import httpx
 from anyio.abc import TaskGroup
 
 from benchwarmers_mcp.clock import Clock, SystemClock
-from benchwarmers_mcp.errors import BenchError, Forbidden
+from benchwarmers_mcp.errors import BenchError, Forbidden, ProviderError
 from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
@@ -48,16 +48,21 @@ class CallInfo:
     key_name: str = "local"
     retries: int | None = None  # None: the pacing policy's; route mode sets 0 when a next member waits
     past_pause: bool = False  # sent even while its connection is paused (health's one confirming call)
+    wait: float | None = None  # the longest the pacer may hold it (a panel's seat: Settings.seat_wait); None: its deadline
 
 
 class Caller(Protocol):
-    """One upstream call, whole or streamed (``upstream.caller.ModelCaller``)."""
+    """One upstream call, whole or streamed, and whether one would have to wait
+    (``upstream.caller.ModelCaller``)."""
 
     async def complete(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                        info: CallInfo = ...) -> Answer: ...
 
     def stream(self, model: ModelRecord, request: ModelRequest, *, timeout: float,
                info: CallInfo = ...) -> AsyncGenerator[StreamEvent, None]: ...
+
+    # why a call to ``model`` that may wait at most ``wait`` s (``CallInfo.wait``) would be refused now
+    async def held(self, model: ModelRecord, tokens: int, wait: float) -> ProviderError | None: ...
 
 
 class KeyRing(Protocol):

@@ -107,6 +107,7 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()
     require_keys: bool = False
     seat_timeout: float = 420.0
+    seat_wait: float = 5.0  # the longest a panel seat (or a route member with another after it) waits for a rate window
     stream_grace: float = 1.0
     keepalive: float = 10.0
     max_body: int = 20_000_000
@@ -151,6 +152,7 @@ class Settings:
             allowed_origins=_csv(env.get("BENCH_ALLOWED_ORIGINS")),
             require_keys=flag(env.get("BENCHWARMERS_REQUIRE_KEYS")),
             seat_timeout=read.seconds("BENCH_SEAT_TIMEOUT", 420.0),
+            seat_wait=read.seconds("BENCH_SEAT_WAIT", 5.0),
             route_first_token=read.seconds("BENCH_ROUTE_FIRST_TOKEN", 90.0),
             route_turn_timeout=read.seconds("BENCH_ROUTE_TURN_TIMEOUT", 600.0),
             keep_alive_timeout=read.seconds("BENCH_KEEP_ALIVE_TIMEOUT", 5.0),

@@ -23,7 +23,7 @@ from benchwarmers_mcp.engine import merge, reach
 from benchwarmers_mcp.engine.collections import PanelReply
 from benchwarmers_mcp.engine.pipe import Pipe, within
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
-from benchwarmers_mcp.errors import ProviderError, Unsupported, UpstreamTimeout
+from benchwarmers_mcp.errors import ProviderError, RateLimited, Unsupported, UpstreamTimeout
 from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
 from benchwarmers_mcp.store import calls
 from benchwarmers_mcp.store import collections as collection_store
@@ -157,6 +157,8 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
             status, error = "error", f"provider quota notice: {answer_text}"
     except UpstreamTimeout as e:
         status, error = "timeout", e.message
+    except RateLimited as e:  # not sent (it would have had to wait): said at once, with when to try again
+        status, error = ("rate_limited" if e.upstream_status is None else "error"), e.message
     except ProviderError as e:
         status, error = "error", e.message
     except Exception as e:  # a bug must not sink the panel; it is logged and reported on the seat
@@ -182,7 +184,8 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
             f"tools use route mode: bench/{ask.collection}:route")
     gateway = await collection_store.gateway_settings(ctx.db)
     nominable = await reach.models(ctx.db, access) if ask.with_ else None  # a scoped key's, for ``with``
-    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting(), nominable=nominable)
+    seating = await seat_panel(ctx.db, collection, ask, gateway, await ctx.resting(), nominable=nominable,
+                               held=lambda model, tokens: ctx.caller.held(model, tokens, ctx.settings.seat_wait))
     panel = PanelRecord(
         id=calls.new_panel_id(), at=time.time(), collection=collection.qualified, shape=seating.shape,
         shape_by=seating.shape_by, reply=reply, key_name=ask.key_name, system=ask.system,
@@ -205,7 +208,7 @@ def _send(send: Pipe[PanelEvent], event: PanelEvent) -> None:
 
 async def _drive(ctx: Context, run: PanelRun, send: Pipe[PanelEvent]) -> None:
     """Run every seat, then the merger; the run's outcome is written here, each part as it happens."""
-    info = CallInfo("gateway", "panel", run.ask.key_name)
+    info = CallInfo("gateway", "panel", run.ask.key_name, wait=ctx.settings.seat_wait)  # never holds the reply long
     request = seat_request(run.ask)
 
     async def one(seat: Seat) -> None:
@@ -237,7 +240,7 @@ async def _merge(ctx: Context, run: PanelRun, info: CallInfo) -> MergeDone:
     candidates = await merge.merger_candidates(ctx.db, run.collection, run.seating.shape, run.panel.skipped,
                                                {s.alias for s in answered})
     # a model that just failed in this panel, or is resting after a rate limit, does not merge it
-    unfit = {s.alias for s in done if s.status in ("error", "timeout")} | set(await ctx.resting())
+    unfit = {s.alias for s in done if s.status in ("error", "timeout", "rate_limited")} | set(await ctx.resting())
     chosen = next((m for m in candidates if m.alias not in unfit and merge.fits(m, request)), None)
     if chosen is None:
         return await _fallback(ctx, run, "no merger fits the answers" if candidates else "no merger available")

@@ -410,8 +410,10 @@ class _Driver:
         names = ToolNames.of(request, CHAT_NAMES)  # route members are called over chat completions
         request = names.request(request)
         self.turn.renamed_tools = names.renamed
-        # a member that fails hands the turn on at once; only the last one tried retries in place
-        info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0)
+        # a member that fails, or would wait long for a rate window, hands the turn on at once; only
+        # the last one tried retries and waits in place
+        info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0,
+                        wait=None if last else self.ctx.settings.seat_wait)
         held: list[StreamEvent] = []
         committed = False
         outcome: ProviderError | None = None
