@@ -71,23 +71,24 @@ def _error(request: Request, s: Site, shared: dict[str, Any], error: BenchError)
 
 
 async def page(request: Request) -> Response:
-    """One page of the registry: its ``load``, then its template; a 404 page for a path none has."""
+    """One page of the registry: its ``load``, then its template; a 404 page for a path none has. An
+    error in either is that page's error page (``error.html`` in the layout, with the error's status)."""
     ctx, s = context(request), site()
     view = View(ctx, request)
     current = s.find(request.url.path)
     shared = {**_shared(ctx, s, current), "now": view.now}
     if current is None:
         return _error(request, s, shared, NotFound(f"no page at {normal_path(request.url.path)[:100]}"))
-    try:
+    try:  # the load and the render alike: whatever fails is shown inside the page, never a bare 500
         after = await events_head(ctx)  # before the load: nothing between the two is missed
         data = await current.load(view)
+        return render(s.env, request, current.template, {**shared, **data, **await _around(view, current),
+                                                          "page": current, "events_after": after})
     except BenchError as e:
         return _error(request, s, shared, e)
     except Exception:
         log.exception("the %s page failed", current.title)
         return _error(request, s, shared, BenchError("internal error; the server log has the details"))
-    return render(s.env, request, current.template, {**shared, **data, **await _around(view, current),
-                                                      "page": current, "events_after": after})
 
 
 async def _around(view: View, current: Page) -> dict[str, Any]:
