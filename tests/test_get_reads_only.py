@@ -153,6 +153,7 @@ async def catch_up_state(db: Database) -> tuple[str | None, int]:
     return await catalog_store.get_state(db, FACTS_VERSION), len(await catalog_store.first_seen(db))
 
 
+@pytest.mark.backends
 def test_no_get_writes_to_the_store_or_calls_an_upstream(walked: tuple[httpx.Client, Spy], settings: Any) -> None:
     """A store no catch-up has touched (the catalog's facts never derived, nothing noted as seen),
     so any GET that would derive or note does it here; and a bench a review would change."""
