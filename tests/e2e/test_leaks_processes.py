@@ -63,7 +63,7 @@ def _replies(base: str) -> list[str]:
                 post("/v1/chat/completions", {**ask, "model": f"bench/{collection}:route", "stream": stream})
         post("/v1/chat/completions", {"model": "bench/calm", "stream": True, "messages": ask["messages"]})
         post("/api/endpoint/test", {"name": "echo"})
-        out.append(http.get("/api/candidates").text)
+        out.append(http.post("/api/candidates", json={}).text)
         panel = post("/v1/chat/completions", {"model": "bench/panel", "messages": ask["messages"]})
         post("/v1/chat/completions", {"model": "bench/panel", "messages": ask["messages"]})  # paused by then
         post("/v1/messages", {"model": "bench/calm", "max_tokens": 100, "messages": ask["messages"]})

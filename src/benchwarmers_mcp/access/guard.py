@@ -6,8 +6,11 @@ In order, for each HTTP request:
    more than ``max_headers`` headers or ``max_head_bytes`` of them is 431, ``Content-Length``
    together with ``Transfer-Encoding`` (the request-smuggling pair) is 400, whatever the method;
 2. a CORS preflight is answered 204 on a gateway route from an allowed origin, else 403;
-3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` is 403
-   (unless CORS allows the origin on a gateway route), a non-JSON type 415, a bad length 400/413;
+3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` (its
+   scheme and host compared: ``Policy.same_origin``) is 403 (unless CORS allows the origin on a
+   gateway route), a non-JSON type 415, a bad length 400/413; an admin route's read from another
+   site's page (``Sec-Fetch-Site`` cross-site or same-site, or a foreign ``Origin``) is 403 too,
+   but for a link followed to a dashboard page (``check_admin_read``);
 4. the route's access class (``routes.py``) decides the credential: a gateway key, the login cookie
    or admin token, or none; a request it lets through to a gateway or admin route carries the
    caller's ``Access`` (``access_of(request)``), which the faces hand the engine;
@@ -52,7 +55,7 @@ from benchwarmers_mcp.errors import (
     UnsupportedMediaType,
 )
 from benchwarmers_mcp.inbound import BODY_KEY, STATE_KEY, loads_strict
-from benchwarmers_mcp.routes import AccessClass, access_class, takes_query_key
+from benchwarmers_mcp.routes import AccessClass, access_class, is_page, takes_query_key
 from benchwarmers_mcp.settings import Settings
 
 log = logging.getLogger("benchwarmers.guard")
@@ -230,6 +233,8 @@ class Guard:
             return self.preflight(kind, visit, headers)
         if method not in SAFE_METHODS:
             self.check_write(method, headers, visit)
+        elif kind == "admin":
+            self.check_admin_read(path, headers)
         await self.authenticate(scope, headers, kind, visit)
         return None
 
@@ -248,6 +253,24 @@ class Guard:
             "Access-Control-Allow-Headers": ", ".join(allow),
             "Access-Control-Max-Age": "600",
         })
+
+    def check_admin_read(self, path: str, headers: Headers) -> None:
+        """An admin route's GET (or HEAD) from another site's page is refused, as a write is: an
+        ``<img>``, a script, a frame or a fetch from there (``Sec-Fetch-Site`` cross-site or
+        same-site, which is another port of this host too; or an ``Origin`` not this server's own).
+        Only a link the user follows to a dashboard page is answered (a top-level navigation to a
+        document: the page shows the user their own dashboard and changes nothing). Programs send
+        no ``Sec-Fetch-Site``; a typed address or a bookmark sends ``none``."""
+        origin = headers.get("origin")
+        if origin is not None and not self.policy.same_origin(origin.strip()):
+            raise Forbidden("foreign Origin refused: the admin API and the dashboard answer only this server's "
+                            "own pages")
+        site = (headers.get("sec-fetch-site") or "").strip().lower()
+        if site in ("cross-site", "same-site") and not (
+                is_page(path) and (headers.get("sec-fetch-mode") or "").strip().lower() == "navigate"
+                and (headers.get("sec-fetch-dest") or "").strip().lower() == "document"):
+            raise Forbidden("cross-site request refused: the admin API answers only this server's own pages "
+                            "or a program (another site may link to a dashboard page, nothing more)")
 
     def check_write(self, method: str, headers: Headers, visit: Visit) -> None:
         """Same-origin JSON only (a DELETE with no body, as MCP clients end a session, needs no type)."""
