@@ -82,6 +82,17 @@ async def test_this_process_calls_are_live_and_its_previous_life_is_not(db: Data
     assert live > 0
 
 
+async def test_another_live_process_on_this_host_keeps_its_calls_until_it_dies(db: Database):
+    now = time.time()
+    async with await anyio.open_process([sys.executable, "-c", "import sys; sys.stdin.read()"]) as other:
+        await enter(db, now - 5, pid=other.pid)  # a second server on the data folder, mid-call
+        assert await store.book_orphans(db, now) == 0
+        assert other.stdin is not None
+        await other.stdin.aclose()  # it ends
+        assert await other.wait() == 0
+    assert await store.book_orphans(db, now) == 1
+
+
 async def test_a_live_replica_call_is_never_booked_a_dead_one_is(db: Database):
     now = time.time()
     await replicas.beat(db, "box-a:41:aaaaaa", now - 5)  # a replica seen lately
