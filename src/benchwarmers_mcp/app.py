@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -35,6 +36,7 @@ from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.events import Feed
@@ -195,6 +197,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             tg.start_soon(feed.run)
             ctx.replica = replica_store.new_id()
             await tg.start(replica_store.keep_present, db, ctx.replica)
+            await limit_store.book_orphans(db, time.time())  # calls a crash left in flight: into the ledger
             app.state.mcp_http = None
             app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
             if await suite_store.unfinished_runs(db):  # unfinished suite runs continue where they stopped

@@ -132,9 +132,9 @@ async def serve_http(app: Starlette, ctx: Context) -> AsyncIterator[None]:
     server = build_server(EngineTools(ctx), __version__)
     server.streamable_http_app(transport_security=transport_security(ctx.settings),
                                max_request_body_size=ctx.settings.max_body)
-    app.state.mcp_http = StreamableHTTPASGIApp(server.session_manager)
     try:
-        async with server.session_manager.run():
+        async with server.session_manager.run():  # requests reach it only once it runs (else: its 500)
+            app.state.mcp_http = StreamableHTTPASGIApp(server.session_manager)
             yield
     finally:
         app.state.mcp_http = None
