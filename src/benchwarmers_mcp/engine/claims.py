@@ -33,7 +33,8 @@ off), its span (``answer[start:end]``) and its code references as normalised key
                 case, light stemming, stop words out, numbers and identifiers kept)
     + line      they cite the same file and line, within ``line_slack`` lines
     + symbol    they name the same function or identifier
-    - conflict  they cite different lines of the same file, or only different files
+    - conflict  they cite lines further apart in one file, or lines of different files: the same words
+                about another place are another claim
 
 Two groups join only while the mean score across them stays at ``linkage`` and any pair from one seat
 reaches ``same_seat``: a seat's two claims share a group only when they say the same thing twice.
@@ -124,13 +125,14 @@ class ClaimMap:
 class GroupingPolicy:
     threshold: float = 0.25  # a pair scoring this much says the same thing
     linkage: float = 0.25  # the mean score two groups must keep across them to join
-    same_seat: float = 0.4  # one seat's two claims are one claim said twice (and cite the same lines)
+    same_seat: float = 0.5  # one seat's two claims are one claim said twice (and cite the same lines)
     line: float = 0.3  # same file and line
-    line_slack: int = 1  # a line this near counts half
-    line_conflict: float = 0.15  # different lines of the same file
-    symbol: float = 0.2  # same function or identifier
-    file_conflict: float = 0.3  # each cites lines, of different files
-    common: float = 0.5  # a word in more than this share of the panel's claims is no evidence
+    line_slack: int = 3  # lines this near count half and never conflict (a def and the line in it)
+    line_conflict: float = 1.0  # lines further apart in one file: the same words about another place
+    symbol: float = 0.15  # same function or identifier
+    file_conflict: float = 1.0  # each cites lines, of different files: another place
+    common: float = 0.5  # a word in more than this share of the panel's claims (and in more claims than
+    #                       the seats, plus one) is no evidence
 
 
 # ---- code references -----------------------------------------------------------------------------
@@ -147,6 +149,7 @@ _PATH_HINT = re.compile(rf"\.(?:{_EXT})(?![\w(-])|Dockerfile|Makefile|Procfile",
 _LINE = re.compile(
     r"[LlZzRrс](?:ines?|INES?|ignes?|[íi]neas?|inha|eilen?|ig(?:a|he)|трок\w*|(?<=L)(?=\d))\s*(\d+)"
     r"(?:\s*(?:-|–|—|to|bis|à|a|al)\s*(\d+))?(?![\w.]\w)")
+_NEXT_TO = 8  # a file this close after a line names the line's file: "line 12 of `db.py`"
 _LINE_CJK = re.compile(r"第\s*(\d+)\s*行|(\d+)\s*行目")
 _SYMBOL_HINT = re.compile(r"[.(_A-Z](?:(?<=[a-z][A-Z])|(?<=_)|(?<=[\w$][.(])(?=[\w$)]))")
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -186,7 +189,7 @@ class _Found:
 
     files: tuple[str, ...]  # normalised paths
     bound: tuple[tuple[str, int, int], ...]  # lines cited with their file: (base name, first, last)
-    bare: tuple[tuple[int, int], ...]  # lines cited with no file: (first, last)
+    bare: tuple[tuple[int, int], ...]  # lines cited with no file of the text's own: (first, last)
     symbols: tuple[str, ...]
 
 
@@ -227,14 +230,16 @@ class _Refs:
         self.starts = ([p[0] for p in self.paths], [ln[0] for ln in self.lines], [sym[0] for sym in self.symbols])
 
     @staticmethod
-    def _lines(bare: str) -> list[tuple[int, int, int]]:
+    def _lines(bare: str) -> list[tuple[int, int, int, int]]:
+        """(where, first, last, where it ends) of each bare line reference."""
         out = []
         for m in _LINE.finditer(bare):
             if m.start() and (_in_word(bare[m.start() - 1]) or bare[m.start() - 1] == "-"):
                 continue
-            out.append((m.start(), *_span_of(m.group(1), m.group(2))))
+            out.append((m.start(), *_span_of(m.group(1), m.group(2)), m.end()))
         if "行" in bare:
-            out += [(m.start(), *_span_of(m.group(1) or m.group(2), None)) for m in _LINE_CJK.finditer(bare)]
+            out += [(m.start(), *_span_of(m.group(1) or m.group(2), None), m.end())
+                    for m in _LINE_CJK.finditer(bare)]
             out.sort()
         return out
 
@@ -244,7 +249,7 @@ class _Refs:
         for m in _CODE.finditer(text):
             code = m.group(1).strip()
             lead = _WHOLE.match(code) or _LEAD.match(code)
-            if lead:
+            if lead and not _PATH.fullmatch(code):  # `cache.py` is a file, not a symbol
                 found.append((m.start(), lead.group(1)))
         done = 0
         backwards = bare[::-1]
@@ -275,11 +280,22 @@ class _Refs:
         return out
 
     def found(self, start: int, end: int) -> _Found:
+        """The references inside [start, end). A bare ``line 42`` is the line of the file named right
+        after it (``line 42 of db.py``), else of the last file named before it in the span."""
         paths, lines, symbols = self.starts
-        files = self.paths[bisect_left(paths, start):bisect_left(paths, end)]
-        return _Found(tuple(path for _, path, _ in files),
-                      tuple((_base(path), *span) for _, path, span in files if span),
-                      tuple(span for _, *span in self.lines[bisect_left(lines, start):bisect_left(lines, end)]),
+        first, last = bisect_left(paths, start), bisect_left(paths, end)
+        files = self.paths[first:last]
+        bound = [(_base(path), *span) for _, path, span in files if span]
+        bare = []
+        for at, lo, hi, stop in self.lines[bisect_left(lines, start):bisect_left(lines, end)]:
+            after = bisect_left(paths, stop, first, last)
+            if after < last and paths[after] - stop <= _NEXT_TO:
+                bound.append((_base(self.paths[after][1]), lo, hi))
+            elif (before := bisect_left(paths, at, first, last)) > first:
+                bound.append((_base(self.paths[before - 1][1]), lo, hi))
+            else:
+                bare.append((lo, hi))
+        return _Found(tuple(path for _, path, _ in files), tuple(bound), tuple(bare),
                       tuple(sorted({name for _, name in self.symbols[bisect_left(symbols, start):
                                                                       bisect_left(symbols, end)]})))
 
@@ -295,14 +311,14 @@ def _scan(text: str) -> _Found:
 
 
 def _keys(found: _Found, context: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Normalised keys; ``context`` (the heading's or item's above) adds its files and symbols, and its
-    file names a bare ``line 42`` when the text names no file of its own."""
+    """Normalised keys; ``context`` (the references of the items, labels and headings above, nearest
+    first) adds its files and symbols, and its nearest file names a ``line 42`` that the text itself
+    does not tie to a file."""
     if not context and not found.files and not found.bare and not found.symbols:
         return ()
     keys = {r for r in context if r.startswith(("file:", "symbol:"))}
     keys.update("file:" + f for f in found.files)
-    bases = {_base(f) for f in found.files} or {_base(r[5:]) for r in context if r.startswith("file:")}
-    where = next(iter(bases)) if len(bases) == 1 else ""
+    where = _base(next((r[5:] for r in context if r.startswith("file:")), ""))
     for base, first, last in (*found.bound, *((where, lo, hi) for lo, hi in found.bare)):
         keys.add(f"line:{base + ':' if base else ''}{first}" + (f"-{last}" if last != first else ""))
     keys.update("symbol:" + sym for sym in found.symbols)
@@ -414,7 +430,7 @@ class _Scanner:
             opener = self.items[-1] if self.items and _indent(body) > self.items[-1].indent else None
             info = self._refs([(at + fence.start(2), at + fence.end(2))]) if fence.group(2).strip() else ()
             if opener is not None:  # a fence inside a list item: its file name is the item's reference
-                opener.context += info
+                opener.context = info + opener.context
             self.fence = (fence.group(1)[0] * len(fence.group(1)),
                           opener.context if opener else info + self.label + self.heading)
             return True
@@ -564,7 +580,7 @@ def split(answer: str) -> list[Claim]:
     for block in _Scanner(answer, index).run():
         raw = " ".join(answer[s:e] for s, e in block.segments)
         span = (block.segments[0][0], block.segments[-1][1])
-        context = block.context + _inherited(block, labels, refs_by)
+        context = _inherited(block, labels, refs_by) + block.context  # nearest first
         if block.kind == "para":
             claims += _prose(answer, span, context, index)
             continue
@@ -787,9 +803,11 @@ def _parse_lines(keys: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-def _rarity(n: int, df: int) -> float:
-    """1 for a key only two claims share, falling to 0 for one every claim has."""
-    return max(0.0, math.log(n / df) / math.log(n / 2)) if n > 2 else 1.0
+def _rarity(n: int, df: int, seats: int) -> float:
+    """1 for a key no more claims share than there are seats (one claim every seat made), falling to 0
+    for one every claim has."""
+    free = max(2, seats)
+    return 1.0 if df <= free or n <= free else max(0.0, math.log(n / df) / math.log(n / free))
 
 
 def _tails(symbols: dict[str, float]) -> dict[str, float]:
@@ -823,16 +841,16 @@ def _items(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy) -> tup
             df["symbol:" + sym] += 1
         for line in {lo for _, lo, _ in lines}:
             df[f"line:{line}"] += 1
-    cap = max(2.0, policy.common * n)
+    cap = max(len(claims) + 1.0, policy.common * n)  # a claim every seat made, one seat twice
     idf = {w: math.log(1 + n / d) for w, d in df.items() if d <= cap}
     items = []
     for i, ((seat, claim), keys, (symbol_list, lines)) in enumerate(zip(ordered, words, refs, strict=True)):
         kept = [w for w in sorted(keys) if w in idf]
         norm = math.sqrt(sum(idf[w] * idf[w] for w in kept)) or 1.0
-        symbols = {sym: _rarity(n, df["symbol:" + sym]) for sym in symbol_list}
+        symbols = {sym: _rarity(n, df["symbol:" + sym], len(claims)) for sym in symbol_list}
         items.append(_Item(i, seat, claim, keys, {w: idf[w] / norm for w in kept},
                            frozenset(f for f, _, _ in lines if f), lines, symbols, _tails(symbols)))
-    line_rarity = {int(k[5:]): _rarity(n, v) for k, v in df.items() if k.startswith("line:")}
+    line_rarity = {int(k[5:]): _rarity(n, v, len(claims)) for k, v in df.items() if k.startswith("line:")}
     return items, line_rarity
 
 
