@@ -258,7 +258,7 @@ class _Refs:
             if hint.start() < done:
                 continue
             back = _RUN_BACK.match(backwards, size - hint.start())
-            start = hint.start() - (back.end() - back.start())
+            start = hint.start() - (back.end() - back.start() if back else 0)
             run = _RUN.match(bare, start)
             if run is None or (start and bare[start - 1] == "."):
                 done = hint.end()
@@ -832,14 +832,14 @@ def _items(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy) -> tup
     for keys in words:
         for w in keys:
             df[w] += 1
-    refs = []
+    refs: list[tuple[list[str], tuple[tuple[str, int, int], ...]]] = []  # each claim's symbols and lines
     for _, c in ordered:
-        symbols = [r[7:] for r in c.refs if r.startswith("symbol:")]
-        lines = _parse_lines(r[5:] for r in c.refs if r.startswith("line:"))
-        refs.append((symbols, lines))
-        for sym in symbols:
+        named = [r[7:] for r in c.refs if r.startswith("symbol:")]
+        cited = _parse_lines(r[5:] for r in c.refs if r.startswith("line:"))
+        refs.append((named, cited))
+        for sym in named:
             df["symbol:" + sym] += 1
-        for line in {lo for _, lo, _ in lines}:
+        for line in {lo for _, lo, _ in cited}:
             df[f"line:{line}"] += 1
     cap = max(len(claims) + 1.0, policy.common * n)  # a claim every seat made, one seat twice
     idf = {w: math.log(1 + n / d) for w, d in df.items() if d <= cap}
@@ -897,7 +897,8 @@ class _Scores:
         postings: dict[str, list[tuple[int, float]]] = {}  # word -> the later claims that have it
         threshold, close = policy.threshold, self.close
         for item in reversed(items):
-            i, row = item.index, {}
+            i = item.index
+            row: dict[int, float] = {}  # the later claims sharing a word with this one -> the cosine so far
             get = row.get
             for w, v in item.vector.items():
                 posting = postings.get(w)
@@ -954,8 +955,8 @@ class _Scores:
         pairs = set(self.close)
         for sym, members in named.items():
             pairs.update((min(x, y), max(x, y)) for x in members for y in tails[sym] if x != y)
-        for members in lines.values():
-            pairs.update((x, y) for k, (x, fx) in enumerate(members) for y, fy in members[k + 1:]
+        for citing in lines.values():
+            pairs.update((x, y) for k, (x, fx) in enumerate(citing) for y, fy in citing[k + 1:]
                          if x != y and (fx == fy or not fx or not fy))
         scored = [(self(*p)[0], p) for p in pairs]
         return sorted(((s, p) for s, p in scored if s >= self.policy.threshold), key=lambda sp: (-sp[0], sp[1]))
