@@ -982,11 +982,15 @@ def group_claims(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy |
 
 
 def _may_join(a: list[int], b: list[int], items: list[_Item], scores: _Scores, policy: GroupingPolicy) -> bool:
-    total = 0.0
+    """Whether two groups may become one: their mean score across stays at ``linkage`` and every pair
+    from one seat is that seat saying the same thing twice."""
+    total, known = 0.0, scores.known
     for x in a:
+        seat = items[x].seat
         for y in b:
-            score, twice = scores(x, y)
-            if items[x].seat == items[y].seat and (score < policy.same_seat or not twice):
+            pair = (x, y) if x < y else (y, x)
+            score, twice = known.get(pair) or scores(x, y)
+            if seat == items[y].seat and (score < policy.same_seat or not twice):
                 return False
             total += score
     return total / (len(a) * len(b)) >= policy.linkage
