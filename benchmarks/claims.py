@@ -12,9 +12,9 @@
    (the k-th answer of each, by seat order). Split and group are timed apart and together.
 
 The machine is shared: beside each time the script times a fixed pure-Python reference loop the same
-way, interleaved, so a figure can be read against the machine's speed at that moment (an idle modern
-core runs the reference in about 0.8 ms). ``--quick`` (CI) runs 5 repetitions and skips the per-panel
-table. Nothing is sent anywhere; no model is called.
+way, interleaved, and prints the time in reference loops too, a figure that moves far less with the
+neighbours than milliseconds do. ``--quick`` (CI) runs 5 repetitions and skips the per-panel table.
+Nothing is sent anywhere; no model is called.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def cost(panels: list[claimset.Panel], seats: int, tokens: int, repeats: int) ->
                      ("group (claims already split)", lambda: claims.group_claims(split)),
                      ("split and group", lambda: claims.group(answers))):
         ms, ref = least(fn, repeats)
-        print(f"{name:30} {ms:7.2f} ms CPU   (reference loop {ref:.2f} ms)")
+        print(f"{name:30} {ms:7.2f} ms CPU = {ms / ref:5.1f} reference loops (one took {ref:.2f} ms)")
     if hasattr(os, "getloadavg"):
         print("load average: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
