@@ -166,7 +166,8 @@ class Secrets:
 
     @staticmethod
     def _replaced(text: str, runs: list[Run]) -> str:
-        out, at = [], 0
+        out: list[str] = []
+        at = 0
         for start, end, token in runs:
             out += (text[at:start], token)
             at = end
