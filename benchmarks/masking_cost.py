@@ -27,7 +27,8 @@ from benchwarmers_mcp.messages import Answer, Finish, TextDelta, ToolCall  # noq
 from benchwarmers_mcp.upstream.masking import Secrets, StreamMask  # noqa: E402
 
 KEY = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56"
-TOKEN = "ya29." + "".join(random.Random(3).choice(string.ascii_letters + string.digits + "-_") for _ in range(295))
+_RNG = random.Random(3)
+TOKEN = "ya29." + "".join(_RNG.choice(string.ascii_letters + string.digits + "-_") for _ in range(295))
 TEXT = ("Here is a careful answer about the function, which returns a stale value when the cache is "
         "shared across sessions; see the notes below. ") * 8
 ANSWER = Answer(TEXT, (ToolCall("call_1", "search", '{"query": "stale cache sessions", "limit": 5}'),))
