@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.errors import BadRequest, BenchError, HungUp, TooLarge, UnsupportedMediaType
+from benchwarmers_mcp.store.db import LARGEST_INTEGER
 
 if TYPE_CHECKING:  # pydantic loads with the first module that validates a body (admin, MCP), not here
     from pydantic import ValidationError
@@ -63,6 +64,34 @@ _SURROGATE_ESCAPE_BYTES = re.compile(_ESCAPE.encode())
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# A whole number past the store's 64 bits has 19 digits or more: look for such a run before walking.
+_LONG_DIGITS = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+
+
+def _too_large(value: Any) -> int | None:
+    """The first whole number in ``value`` that no store column holds (past 64 bits), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not -LARGEST_INTEGER - 1 <= item <= LARGEST_INTEGER:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def whole_number(raw: str, what: str) -> int:
+    """A query parameter as a whole number the store can hold: 400 when it is not one."""
+    text = raw.strip()
+    if not text.lstrip("-").isdigit() or not -LARGEST_INTEGER - 1 <= int(text) <= LARGEST_INTEGER:
+        raise BadRequest(f"{what} must be a whole number of at most {LARGEST_INTEGER:,}, not {raw[:40]!r}")
+    return int(text)
+
+
 def _no_constant(name: str) -> Any:
     raise BadRequest(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
 
@@ -92,9 +121,10 @@ def _lone_surrogate(value: Any) -> bool:
 
 def loads_strict(raw: bytes | str, what: str = "the body") -> Any:
     """JSON as text a program can keep: 400 for malformed JSON, for NaN/Infinity (Python's json takes
-    them; no JSON peer does), for numbers too large to be finite, and for strings that are valid JSON
+    them; no JSON peer does), for numbers too large to be finite, for whole numbers past 64 bits
+    (no store column holds one: an id, a limit, a token count), and for strings that are valid JSON
     but not valid Unicode text (a lone surrogate escape such as ``"\\ud800"``, which no UTF-8 encoder,
-    database or upstream accepts)."""
+    database or upstream accepts). Every request body is read through here (the guard, ``read_json``)."""
     try:
         value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
     except BadRequest as e:
@@ -105,6 +135,11 @@ def loads_strict(raw: bytes | str, what: str = "the body") -> Any:
     if escaped and _lone_surrogate(value):
         raise BadRequest(f"{what} holds a lone surrogate escape (\\ud800 to \\udfff not in a pair): strings must "
                          "be valid Unicode text")
+    long_digits = (_LONG_DIGITS_BYTES.search(raw) if isinstance(raw, bytes) else _LONG_DIGITS.search(raw))
+    if long_digits and (large := _too_large(value)) is not None:
+        shown = str(large) if len(str(large)) <= 40 else f"{str(large)[:20]}... ({len(str(large))} digits)"
+        raise BadRequest(f"{what} holds the number {shown}, too large: whole numbers here are at most "
+                         f"{LARGEST_INTEGER:,} (64 bits)")
     return value
 
 
@@ -201,4 +236,5 @@ def guarded(render: RenderError) -> Callable[[Handler], Handler]:
 
 
 __all__ = ["BODY_KEY", "STATE_KEY", "Handler", "RenderError", "access_of", "context", "error_body", "guarded", "key_name",
-           "loads_strict", "plain_text", "read_json", "render_error", "render_safely", "validation_message"]
+           "loads_strict", "plain_text", "read_json", "render_error", "render_safely", "validation_message",
+           "whole_number"]
