@@ -44,6 +44,7 @@ async def get_record(request: Request) -> Response:
     collection = request.query_params.get("collection")
     if not collection:
         raise BadRequest("collection is required: /bench/record?collection=bench/<name>")
+    names.no_control("a collection name", collection)
     name = collection if collection.startswith("bench/") else f"bench/{collection}"
     task = request.query_params.get("task") or None
     return JSONResponse({"collection": name, "task": task,

@@ -124,9 +124,12 @@ def _bound(params: Params) -> Params:
 
 # The store failing, not the statement: the server unreachable or gone, a refused login, an
 # administrator's shutdown or cancel, a full disk or no memory (class 53), an I/O error (58), a
-# standby that takes no writes. Each is a 503 (``StoreUnavailable``), and kept for /health.
+# standby that takes no writes, and a pooled connection the server cut in the middle of an
+# operation (the driver's protocol still waits for its end: ``InternalClientError`` "another
+# operation is in progress", until it sees the connection closed and the pool replaces it).
+# Each is a 503 (``StoreUnavailable``), and kept for /health.
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+    OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.InternalClientError,
     asyncpg.InvalidAuthorizationSpecificationError, asyncpg.InvalidCatalogNameError,
     asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.AdminShutdownError,
     asyncpg.InsufficientResourcesError, asyncpg.OperatorInterventionError, asyncpg.PostgresSystemError,
@@ -324,7 +327,8 @@ class PostgresTransaction(Transaction):
 class PostgresReadOnly(ReadOnly):
     """One connection outside the pool, read-only, each read autocommitted (it sees every commit).
     Reads take turns on it (an asyncpg connection refuses a second operation while one is under
-    way: the live feed's poll and a new subscriber's ``head()`` can come at once)."""
+    way: the live feed's poll and a new subscriber's ``head()`` can come at once). A connection
+    the server dropped is opened again by the next read (the pool does the same for its own)."""
 
     dialect = "postgresql"
 
@@ -334,14 +338,17 @@ class PostgresReadOnly(ReadOnly):
         self._turn = anyio.Lock()
 
     async def open(self) -> PostgresReadOnly:
+        self._conn = await self._connect()
+        return self
+
+    async def _connect(self) -> asyncpg.Connection:
         try:
             conn = await asyncpg.connect(self._db.url, server_settings={
                 "application_name": "benchwarmers-reader", "default_transaction_read_only": "on"})
             await _setup(conn)
         except (*CONNECTION_ERRORS, asyncpg.PostgresError, ValueError) as e:
             raise self._db._unavailable(e, "open") from None
-        self._conn = conn
-        return self
+        return conn
 
     async def close(self) -> None:
         conn, self._conn = self._conn, None
@@ -356,6 +363,8 @@ class PostgresReadOnly(ReadOnly):
             raise StoreUnavailable("the read-only connection is not open")
         try:
             async with self._turn:
+                if self._conn.is_closed():  # dropped (a server restart, an administrator): connect again
+                    self._conn = await self._connect()
                 return list(await self._conn.fetch(rewrite(sql), *_bound(params)))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "read") from e
