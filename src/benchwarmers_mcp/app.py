@@ -53,8 +53,8 @@ async def health(request: Request) -> Response:
     """200 ``{"ok": true}`` while this server can serve; 503 with the reason while its store cannot
     be reached or written (closed, unreachable, a dropped connection, a full disk, writes failing:
     ``store/liveness.py``), so a load balancer sends it nothing until the store works again."""
-    ctx: Context | None = getattr(request.app.state, "ctx", None)
-    problem = "the server is not running" if ctx is None else await liveness.problem(ctx.db, ctx.replica)
+    ctx: Context | None = getattr(request.app.state, "ctx", None)  # None: mounted with no lifespan, no store
+    problem = None if ctx is None else await liveness.problem(ctx.db, ctx.replica)
     if problem:
         return JSONResponse({"ok": False, "version": __version__, "store": problem[:300]}, status_code=503)
     return JSONResponse({"ok": True, "version": __version__})
