@@ -64,30 +64,28 @@ _SURROGATE_ESCAPE_BYTES = re.compile(_ESCAPE.encode())
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-# A whole number past the store's 64 bits has 19 digits or more: look for such a run before walking.
-_LONG_DIGITS = re.compile(r"\d{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+class _Unstorable(Exception):
+    """A whole number in a body that no store column holds (past 64 bits)."""
 
 
-def _too_large(value: Any) -> int | None:
-    """The first whole number in ``value`` that no store column holds (past 64 bits), or None."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool):
-            if not -LARGEST_INTEGER - 1 <= item <= LARGEST_INTEGER:
-                return item
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
+def _whole(text: str) -> int:
+    """A JSON integer (the C scanner hands each to this, a Python call per number: a scan of the
+    body for long digit runs cost more than parsing it), refused past the store's 64 bits."""
+    value = int(text)
+    if len(text) > 18 and not -LARGEST_INTEGER - 1 <= value <= LARGEST_INTEGER:
+        shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
+        raise _Unstorable(f"the number {shown}, too large: whole numbers here are at most {LARGEST_INTEGER:,}"
+                          " (64 bits)")
+    return value
+
+
+_WHOLE = re.compile(r"-?[0-9]{1,19}")
 
 
 def whole_number(raw: str, what: str) -> int:
     """A query parameter as a whole number the store can hold: 400 when it is not one."""
     text = raw.strip()
-    if not text.lstrip("-").isdigit() or not -LARGEST_INTEGER - 1 <= int(text) <= LARGEST_INTEGER:
+    if not _WHOLE.fullmatch(text) or not -LARGEST_INTEGER - 1 <= int(text) <= LARGEST_INTEGER:
         raise BadRequest(f"{what} must be a whole number of at most {LARGEST_INTEGER:,}, not {raw[:40]!r}")
     return int(text)
 
@@ -126,7 +124,9 @@ def loads_strict(raw: bytes | str, what: str = "the body") -> Any:
     but not valid Unicode text (a lone surrogate escape such as ``"\\ud800"``, which no UTF-8 encoder,
     database or upstream accepts). Every request body is read through here (the guard, ``read_json``)."""
     try:
-        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_whole)
+    except _Unstorable as e:
+        raise BadRequest(f"{what} holds {e}") from None
     except BadRequest as e:
         raise BadRequest(f"{what} is not valid JSON: {e.message}") from None
     except (ValueError, RecursionError) as e:
@@ -135,11 +135,6 @@ def loads_strict(raw: bytes | str, what: str = "the body") -> Any:
     if escaped and _lone_surrogate(value):
         raise BadRequest(f"{what} holds a lone surrogate escape (\\ud800 to \\udfff not in a pair): strings must "
                          "be valid Unicode text")
-    long_digits = (_LONG_DIGITS_BYTES.search(raw) if isinstance(raw, bytes) else _LONG_DIGITS.search(raw))
-    if long_digits and (large := _too_large(value)) is not None:
-        shown = str(large) if len(str(large)) <= 40 else f"{str(large)[:20]}... ({len(str(large))} digits)"
-        raise BadRequest(f"{what} holds the number {shown}, too large: whole numbers here are at most "
-                         f"{LARGEST_INTEGER:,} (64 bits)")
     return value
 
 
