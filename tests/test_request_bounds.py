@@ -32,6 +32,7 @@ from benchwarmers_mcp.errors import BadRequest, BenchError
 from benchwarmers_mcp.messages import MOST_TOKENS
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import calls, ledger, verdicts
+from benchwarmers_mcp.web.registry import discover
 from tests.conftest import BACKENDS
 from tests.kits import store as store_kit
 from tests.kits.gateway import openai_sdk, serve_gateway
@@ -135,6 +136,13 @@ def test_a_nul_or_a_number_past_64_bits_is_never_a_5xx(door: Door, method: str, 
         for value in (str(HUGE), "%00"):
             response = door.send(method, path + "?" + "&".join(f"{name}={value}" for name in QUERIES))
             assert response.status_code < 500, (value, path, response.status_code, response.text[:300])
+
+
+@pytest.mark.parametrize("page", [p.path for p in discover()])
+def test_every_dashboard_page_takes_a_nul_or_a_number_past_64_bits_in_its_query(door: Door, page: str) -> None:
+    for value in (str(HUGE), "%00"):
+        response = door.send("GET", page + "?" + "&".join(f"{name}={value}" for name in (*QUERIES, "page", "q")))
+        assert response.status_code < 500, (page, value, response.status_code, response.text[:300])
 
 
 def test_a_whole_number_past_64_bits_in_a_query_is_a_400(door: Door) -> None:

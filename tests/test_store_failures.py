@@ -45,7 +45,8 @@ BOTH = pytest.mark.backends  # the tests that run on SQLite and on PostgreSQL
 
 # What a model may say: a NUL, the encoding's own mark at the start and inside, the mark's escapes
 NUL_TEXT = "before\x00after, \x00\x00 twice"
-TRICKY = [NUL_TEXT, TEXT_MARK + "starts with the mark", TEXT_MARK + "0" + TEXT_MARK + "1\x00", "\x00", "plain"]
+TRICKY = [NUL_TEXT, TEXT_MARK + "starts with the mark", f"the mark {TEXT_MARK}0 inside", TEXT_MARK + "0" + TEXT_MARK + "1\x00",
+          "\x00", "plain"]
 
 
 def nul_reply(text: str = NUL_TEXT) -> dict[str, Any]:

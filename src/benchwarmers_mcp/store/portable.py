@@ -17,10 +17,11 @@ split on ``;``: run a PL/pgSQL body (which has its own) with ``tx.execute``.
 Text holding U+0000 (any model may emit one; a prompt or a note may hold one): SQLite keeps it as
 it is; PostgreSQL's ``text`` refuses the byte, so ``postgres.py`` hands such a parameter to the
 driver as ``stored_text(value)`` and a store module reads model- or user-written text back through
-``read_text(value, reader.dialect)``. The encoding is injective: a string that holds a NUL, or
-begins with ``TEXT_MARK`` (U+FDD0, a noncharacter), is stored as the mark followed by the string
-with each mark written ``mark 1`` and each NUL ``mark 0``; every other string is stored unchanged
-and no stored form of it begins with the mark. Identifiers (names, aliases, ids) never hold a
+``read_text(value, reader.dialect)``. The encoding is injective: a string that holds a NUL or
+``TEXT_MARK`` (U+FDD0, a noncharacter) is stored as the mark followed by the string with each mark
+written ``mark 1`` and each NUL ``mark 0``; every other string is stored unchanged, so no stored
+form of it begins with the mark. (Holds the mark *anywhere*: ``in`` on a string whose characters
+are all below U+FDD0, as nearly all are, answers at once, where ``startswith`` is a method call.) Identifiers (names, aliases, ids) never hold a
 control character (the faces refuse one), so only free text is read back through ``read_text``.
 
 The registry of migrations (``migration``, ``MIGRATIONS``) lives here too; the migrations
@@ -55,7 +56,7 @@ _MARKED, _NUL_MARKED = TEXT_MARK + "1", TEXT_MARK + "0"
 
 def needs_encoding(value: str) -> bool:
     """Whether ``value`` must be stored as ``stored_text(value)`` on PostgreSQL (two C-speed checks)."""
-    return NUL in value or value.startswith(TEXT_MARK)
+    return NUL in value or TEXT_MARK in value
 
 
 def stored_text(value: str) -> str:
