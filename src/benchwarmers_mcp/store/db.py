@@ -26,6 +26,9 @@ from benchwarmers_mcp.errors import BenchError
 
 Params = Sequence[Any]
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+# The store's integers are 64-bit (SQLite's INTEGER, PostgreSQL's BIGINT): a larger one from a
+# request is refused at the door (``inbound.loads_strict``), never sent to the store.
+LARGEST_INTEGER = 2**63 - 1
 
 
 class Row(Protocol):
@@ -150,8 +153,9 @@ def describe_target(target: Path | str) -> dict[str, Any]:
 
 
 class StoreUnavailable(BenchError):
-    """The store cannot be opened or reached (a wrong URL, a server down, a refused login): a 503
-    in the client's wire shape. Its message names the store with any password masked."""
+    """The store cannot be opened, reached or written (a wrong URL, a server down, a refused login, a
+    dropped connection, a full disk, an I/O error): a 503 in the client's wire shape. Its message
+    names the store with any password masked."""
 
     status = 503
 
@@ -177,6 +181,21 @@ class Database:
         # what a read function derived and may answer again while what it came from is unchanged
         # (each entry says what that is: ``ratings.evidence``); this process's alone, never a record
         self.memo: dict[str, Any] = {}
+        self._failure: str | None = None
+
+    # -- the store's own failures, kept for /health (``store/liveness.py``) --
+
+    def failed(self, error: StoreUnavailable) -> None:
+        """The backend's error boundary says the store itself failed (``StoreUnavailable``)."""
+        self._failure = error.message
+
+    def failure(self) -> str | None:
+        """The last failure of the store itself since a write probe last found it working, or None."""
+        return self._failure
+
+    def recovered(self) -> None:
+        """A write probe found the store working: the failure kept is forgotten."""
+        self._failure = None
 
     @property
     def where(self) -> dict[str, Any]:

@@ -69,6 +69,18 @@ class _Slow(Exception):
     """A read ran over its budget (or SQLite was busy): run it again in a thread."""
 
 
+# The store failing, not the statement: a full disk (SQLITE_FULL; ``PRAGMA max_page_count`` in the
+# tests), an I/O error, a file that cannot be opened or written (a read-only mount, a file moved
+# away). Each is a 503 (``StoreUnavailable``), kept for /health. Primary codes: the extended ones
+# (SQLITE_IOERR_WRITE ...) carry theirs in the low byte.
+_UNAVAILABLE = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY})
+
+
+def _store_failed(e: sqlite3.Error) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _UNAVAILABLE
+
+
 @functools.lru_cache(maxsize=1024)  # a statement's few texts, asked on every run of each
 def _is_read(sql: str) -> bool:
     head = sql.lstrip()[:6].upper()
@@ -83,6 +95,7 @@ class _Inline:
         self.conn = conn
         self.slow = slow
         self._deadline = 0.0
+        self.failure: str | None = None  # the last failure of the store itself, for /health
         conn.set_progress_handler(self._over_budget, 2000)
 
     def _over_budget(self) -> int:
@@ -111,11 +124,26 @@ class _Inline:
                 raise _Slow from e
             if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise _Slow from e
+            if _store_failed(e):
+                raise self._unavailable(sql, e) from e
             raise
         finally:
             self._deadline = 0.0
 
-    async def in_thread(self, fn: Callable[[], T]) -> T:
+    def _unavailable(self, sql: str, e: sqlite3.Error) -> StoreUnavailable:
+        """The store failed under ``sql``: a COMMIT the disk refused leaves its transaction open,
+        so it is rolled back here (the writer is free for the next one); the failure is kept."""
+        if sql == "COMMIT" and self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK").close()
+            except sqlite3.Error:
+                pass  # the transaction ends with the connection, if not now
+        doing = "read" if _is_read(sql) else "write to"
+        error = StoreUnavailable(f"cannot {doing} the SQLite store: {e}")
+        self.failure = error.message
+        return error
+
+    async def in_thread(self, fn: Callable[[], T], sql: str = "") -> T:
         """``fn`` in a worker thread, waiting on SQLite's busy timeout, with no read budget."""
         def call() -> T:
             self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -124,7 +152,12 @@ class _Inline:
             finally:
                 self.conn.execute("PRAGMA busy_timeout=0")
 
-        return await anyio.to_thread.run_sync(call)
+        try:
+            return await anyio.to_thread.run_sync(call)
+        except sqlite3.OperationalError as e:
+            if _store_failed(e):
+                raise self._unavailable(sql, e) from e
+            raise
 
     async def now(self, sql: str, fn: Callable[[], T]) -> T:
         """``fn`` inline with no checkpoint first, so nothing can cancel it: it runs whole, or (when
@@ -134,7 +167,7 @@ class _Inline:
         except _Slow:
             pass
         with anyio.CancelScope(shield=True):
-            result = await self.in_thread(fn)
+            result = await self.in_thread(fn, sql)
         return result
 
 
@@ -271,6 +304,17 @@ class SqliteDatabase(Database):
             return await writer.now(sql, _changes(writer.conn, sql, params))
         finally:
             self._lock.release()
+
+    def failure(self) -> str | None:
+        """The last failure kept by a connection's error boundary (``_Inline._unavailable``)."""
+        kept = (s.failure for s in (self._writer, self._reader) if s is not None and s.failure)
+        return super().failure() or next(kept, None)
+
+    def recovered(self) -> None:
+        super().recovered()
+        for side in (self._writer, self._reader):
+            if side is not None:
+                side.failure = None
 
     @property
     def backend(self) -> str:
