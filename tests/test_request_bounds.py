@@ -168,6 +168,9 @@ NAMED = [
     ("POST", "/api/endpoint/test", {"name": "si\0m"}),
     ("POST", "/api/collection/remove", {"name": "co\0re"}),
     ("POST", "/api/model/retire", {"alias": "sa\0ge", "reason": "a reason may hold \0 anything"}),
+    ("POST", "/api/gateway-key/remove", {"name": "ap\0p"}),
+    ("POST", "/api/limits", {"connection": "si\0m", "rpm": 5}),
+    ("POST", "/api/limits", {"model": "sa\0ge", "rpm": 5}),
 ]
 
 
