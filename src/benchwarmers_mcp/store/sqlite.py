@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -57,10 +58,16 @@ from benchwarmers_mcp.store.migrations import apply_migrations
 
 T = TypeVar("T")
 
+log = logging.getLogger("benchwarmers.store")
+
 INLINE_BUDGET = 0.002  # CPU seconds a read may hold the event loop before it moves to a thread
 SLOW_FOR = 60.0  # seconds a read found slow goes straight to the thread
 BUSY_TIMEOUT_MS = 30000  # how long a writer waits for another process's write lock (in a thread)
-CHECKPOINT_EVERY = 500  # commits between WAL checkpoints
+CHECKPOINT_EVERY = 200  # commits (writes, records, transactions) between two passes of the checkpointer
+RESTART_AT = 16 * 2**20  # bytes of WAL past which a pass also restarts the WAL (under the writer's lock)
+WAL_LIMIT = 2 * RESTART_AT  # journal_size_limit: a restarted WAL file longer than this is cut back to it
+RESTART_WAIT_MS = 100  # how long a restart waits for another process's writer or a reader before it gives up
+SETTLE_PASSES = 4  # passive passes at most before a restart, while each still shrinks what is left to copy
 YIELD_EVERY = 0.001  # seconds a transaction's statements may run before one lets other tasks in
 _SLOW_KEEP = 256  # SQL texts remembered as slow (a bounded set)
 
@@ -159,6 +166,120 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+class _Checkpointer:
+    """The WAL's checkpoints: a task of their own, started every ``CHECKPOINT_EVERY`` commits and
+    awaited by no writer, on a connection of their own, in a thread.
+
+    A passive checkpoint copies the WAL's pages into the database without a lock while writes go
+    on, so it never catches up with them; and SQLite starts the WAL over only when a writer begins
+    with every page copied and no reader in the WAL: passive checkpoints alone let the WAL grow
+    for as long as the writes go on. So once the WAL holds ``RESTART_AT`` bytes, and passive passes
+    have copied the bulk (while each still shrinks what is left), a restart checkpoint copies the
+    rest and starts the WAL over. It holds this process's writer lock (the writers queue for that
+    short copy only) and SQLite's writer lock (other processes' writers wait on their busy
+    timeout), and waits at most ``RESTART_WAIT_MS`` for another process's writer or a reader; the
+    writer's ``journal_size_limit`` cuts the restarted file back. When a reader that holds its
+    snapshot keeps the copy from advancing, or a restart timed out, the next restart waits for
+    ``RESTART_AT`` more bytes: no writer waits on a restart bound to fail.
+    """
+
+    def __init__(self, db: SqliteDatabase, conn: sqlite3.Connection, page_size: int) -> None:
+        self.db = db
+        self.conn = conn
+        self.frame = page_size + 24  # a WAL frame: a page and its header
+        self.commits = 0
+        self.task: asyncio.Task[None] | None = None
+        self.restart_at = RESTART_AT  # bytes of WAL that make a pass restart it
+        for pragma in (f"busy_timeout={RESTART_WAIT_MS}",  # a restart's waits; a passive pass has none
+                       "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
+            conn.execute(f"PRAGMA {pragma}")
+
+    def committed(self) -> None:
+        """One more commit; every ``CHECKPOINT_EVERY``th starts a pass, unless one is under way."""
+        self.commits += 1
+        if self.commits >= CHECKPOINT_EVERY and self.task is None:
+            self.commits = 0
+            self.task = asyncio.get_running_loop().create_task(self._pass())
+
+    def _checkpoint(self, mode: str) -> tuple[int, int, int]:
+        """(1 if it was blocked, frames in the WAL, frames copied into the database): in a thread.
+        Another connection's checkpoint under way blocks it at once: (1, -1, -1)."""
+        row = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def _restart(self) -> tuple[int, int, int]:
+        """In a thread, with this process's writers held: a restart checkpoint and, when it got the
+        WAL ready to start over, the new WAL's first frame, written here by a write that changes
+        nothing (``user_version``, unused, set to itself): the frame that starts a WAL over syncs
+        the WAL's header (``synchronous=NORMAL`` does on every restart) and cuts the file back to
+        ``journal_size_limit``, which would otherwise fall to the next commit, on the event loop."""
+        result = self._checkpoint("RESTART")
+        if result[0]:
+            return result
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                return result  # another process's writer came first: its commit starts the WAL over
+            raise
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            conn.execute(f"PRAGMA user_version={version}")
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        return result
+
+    async def _pass(self) -> None:
+        try:
+            await self._copy_then_restart()
+        except (sqlite3.Error, OSError) as e:  # a full disk, a file gone: the next pass tries again
+            log.warning("the SQLite WAL could not be checkpointed: %s", e)
+        finally:
+            self.task = None
+
+    async def _copy_then_restart(self) -> None:
+        copied_before = found_before = -1
+        for passes in range(1, SETTLE_PASSES + 1):
+            _, frames, copied = await anyio.to_thread.run_sync(self._checkpoint, "PASSIVE")
+            if frames < 0 or frames * self.frame < self.restart_at:  # another's checkpoint, or small yet
+                return
+            if frames > copied and copied == copied_before:  # a reader's snapshot holds the copy back
+                self.restart_at = frames * self.frame + RESTART_AT
+                return
+            if copied_before >= 0:  # what this pass found: written while the one before copied
+                found = frames - copied_before
+                if found_before >= 0 and 2 * found > found_before:  # no longer halving: as low as it gets
+                    break
+                found_before = found
+            copied_before = copied
+        async with self.db._lock:
+            began = time.perf_counter()
+            blocked, frames, copied = await anyio.to_thread.run_sync(self._restart)
+            held = time.perf_counter() - began
+        if not blocked:
+            self.restart_at = RESTART_AT
+        elif frames >= 0:  # it waited RESTART_WAIT_MS for a writer or a reader: not again soon
+            self.restart_at = frames * self.frame + RESTART_AT
+        log.debug("WAL restart %s after %d passive passes: %d frames, %d of them left to copy, the writer"
+                  " held %.1f ms", "blocked" if blocked else "done", passes, frames, frames - copied_before, held * 1000)
+
+    async def settle(self) -> None:
+        """Wait for the pass under way, if any, to end (``close()``; a test counting the WAL's bytes)."""
+        if self.task is not None:
+            await asyncio.wait([self.task])
+
+    async def close(self) -> None:
+        """Stop a pass under way (a thread's checkpoint runs to its end first), close the connection."""
+        if self.task is not None:
+            self.task.cancel()
+            with anyio.CancelScope(shield=True):
+                await self.settle()
+        self.conn.close()
+
+
 class SqliteDatabase(Database):
     dialect = "sqlite"
 
@@ -173,7 +294,7 @@ class SqliteDatabase(Database):
         self._lock = asyncio.Lock()
         self._holder: asyncio.Task[Any] | None = None  # the task whose transaction is open
         self._slow: dict[str, float] = {}  # SQL found too slow for the loop, until when
-        self._commits = 0
+        self._wal: _Checkpointer | None = None  # once open: every commit counts towards its next pass
 
     async def open(self) -> SqliteDatabase:
         try:
@@ -183,12 +304,15 @@ class SqliteDatabase(Database):
             raise StoreUnavailable(f"cannot open the SQLite store {self.path}: {e}") from e
         self._writer = writer
         try:
-            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0",
+                           f"journal_size_limit={WAL_LIMIT}"):
                 await writer.now("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
             async with self.transaction() as tx:
                 await apply_migrations(tx)
             self._reader = _Inline(_connect(self.path), self._slow)
             self._reader.conn.execute("PRAGMA foreign_keys=ON")
+            page_size = writer.conn.execute("PRAGMA page_size").fetchone()[0]
+            self._wal = _Checkpointer(self, _connect(self.path), page_size)
         except BaseException:  # not a database, or a disk that refuses: close what was opened
             with anyio.CancelScope(shield=True):
                 await self.close()
@@ -196,6 +320,9 @@ class SqliteDatabase(Database):
         return self
 
     async def close(self) -> None:
+        if self._wal is not None:
+            await self._wal.close()
+            self._wal = None
         if self._threaded is not None:
             await self._threaded.close()
             self._threaded = None
@@ -249,7 +376,9 @@ class SqliteDatabase(Database):
         await asyncio.sleep(0)
         async with self._lock:
             writer = self._side(self._writer)
-            return await writer.now(sql, _changes(writer.conn, sql, params))
+            changed = await writer.now(sql, _changes(writer.conn, sql, params))
+        self._committed()
+        return changed
 
     async def record(self, sql: str, params: Params = ()) -> int:
         """A record that commits whole whatever happens to its task (``Database.record``). With the
@@ -268,9 +397,16 @@ class SqliteDatabase(Database):
             raise
         try:
             writer = self._side(self._writer)
-            return await writer.now(sql, _changes(writer.conn, sql, params))
+            changed = await writer.now(sql, _changes(writer.conn, sql, params))
         finally:
             self._lock.release()
+        self._committed()
+        return changed
+
+    def _committed(self) -> None:
+        """A commit of this process's writer: each counts towards the WAL's next checkpoint."""
+        if self._wal is not None:
+            self._wal.committed()
 
     @property
     def backend(self) -> str:
@@ -281,10 +417,6 @@ class SqliteDatabase(Database):
 
     def transaction(self) -> AbstractAsyncContextManager[Transaction]:
         return _Begun(self)
-
-    async def _checkpoint_wal(self) -> None:
-        """The WAL's pages into the database, off the loop (after the lock)."""
-        await (await self._threaded_reader()).execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 class _Begun:
@@ -328,12 +460,9 @@ class _Begun:
                 await writer.now("COMMIT", lambda: conn.execute("COMMIT").close())
             finally:
                 db._holder = None
-            db._commits += 1
-            checkpoint = db._commits % CHECKPOINT_EVERY == 0
         finally:
             db._lock.release()
-        if checkpoint:
-            await db._checkpoint_wal()
+        db._committed()
 
 
 class SqliteTransaction(Transaction):
