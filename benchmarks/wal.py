@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import re
 import statistics
@@ -104,6 +105,7 @@ async def drive(run: Run, seconds: float, started: float) -> None:
 
     async def panel(i: int) -> None:
         nonlocal opened
+        reused = bool(idle)
         if idle:
             client = idle.pop()
         elif opened < POOL:
@@ -112,8 +114,14 @@ async def drive(run: Run, seconds: float, started: float) -> None:
         else:
             run.refused += 1
             return
+        payload = body(PANEL, first=f"panel {i}: say something short.")
         try:
-            r = await client.request("POST", "/v1/chat/completions", body(PANEL, first=f"panel {i}: say something short."))
+            try:
+                r = await client.request("POST", "/v1/chat/completions", payload)
+            except ConnectionError:  # a kept connection the server closed while idle: it never saw this
+                if not reused:
+                    raise
+                r = await client.request("POST", "/v1/chat/completions", payload)  # a new connection
             if r.status == 200:
                 run.latencies.append(r.total * 1000)
             else:
@@ -163,14 +171,14 @@ def table(runs: list[Run], seconds: float, every: float) -> None:
     """The series side by side: a row per ``every`` seconds, each the largest size in it (MB)."""
     print(f"\nWAL size (MB), the largest in each {every:g} s:")
     print(f"{'t (s)':>8}" + "".join(f"{r.name:>22}" for r in runs))
-    t = 0.0
-    while t < seconds:
+    rows = max(1, math.ceil(seconds / every - 1e-9))
+    for row in range(rows):
+        t, last = row * every, row == rows - 1
         cells = []
         for r in runs:
-            inside = [size for at, size in r.samples if t <= at < t + every or (at >= seconds and t + every >= seconds)]
+            inside = [size for at, size in r.samples if t <= at and (at < t + every or last)]
             cells.append(f"{max(inside) / MB:22.1f}" if inside else f"{'(stopped)' if r.capped_at else '':>22}")
-        t += every
-        print(f"{min(t, seconds):8.0f}" + "".join(cells))
+        print(f"{min(t + every, seconds):8.0f}" + "".join(cells))
 
 
 def summary(runs: list[Run], seconds: float) -> None:

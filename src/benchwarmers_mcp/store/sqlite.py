@@ -18,8 +18,7 @@ they would block it:
 - a statement SQLite answers ``SQLITE_BUSY`` (another process holds the write lock) runs again in a
   thread, waiting on ``busy_timeout`` as before: a busy statement changed nothing; that wait is
   shielded (the connection is the thread's until it is done);
-- ``executemany`` (bulk) runs in a thread, and the WAL is checkpointed in a thread every
-  ``CHECKPOINT_EVERY`` commits (automatic checkpoints, which fsync, are off on the writer).
+- ``executemany`` (bulk) runs in a thread, and so do the WAL's checkpoints (below).
 
 A read on ``Database`` from the task that holds the open transaction runs on the writer, inside it
 (it sees that transaction's rows, as on PostgreSQL); any other task's read sees only commits: on
@@ -35,6 +34,17 @@ have passed since the last. A record (``record()``: a usage row, a seat, a turn)
 with the writer free it runs with no await at all, so no cancellation can cut it short.
 A transaction held across trips round the event loop made every other write queue behind it:
 at 20 concurrent route turns a turn cost 28% more CPU for it (benchmarks/versions.py).
+
+The WAL. SQLite's automatic checkpoint is off on the writer (it would run, and fsync, inside the
+commit that crosses its threshold, on the loop). Instead every commit counts (a ``write()``, a
+``record()``, a transaction), and every ``CHECKPOINT_EVERY``th starts a pass of ``_Checkpointer``
+in a task of its own that no writer awaits: passive checkpoints in a thread copy the WAL into the
+database while the writes go on. They never let the WAL start over while writes go on (SQLite
+reuses it only when a writer begins with every frame copied and no reader in it), so once it holds
+``RESTART_AT`` bytes a restart checkpoint copies what the passes left, holding the writer's lock:
+the one wait a checkpoint adds to a write, a short one (a small copy and its syncs) once every
+``RESTART_AT`` bytes written. ``journal_size_limit`` cuts a restarted WAL file back to ``WAL_LIMIT``. The WAL's size
+under steady panels over time, and the writer's waits: ``benchmarks/wal.py`` (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -67,7 +77,8 @@ CHECKPOINT_EVERY = 200  # commits (writes, records, transactions) between two pa
 RESTART_AT = 16 * 2**20  # bytes of WAL past which a pass also restarts the WAL (under the writer's lock)
 WAL_LIMIT = 2 * RESTART_AT  # journal_size_limit: a restarted WAL file longer than this is cut back to it
 RESTART_WAIT_MS = 100  # how long a restart waits for another process's writer or a reader before it gives up
-SETTLE_PASSES = 4  # passive passes at most before a restart, while each still shrinks what is left to copy
+SETTLE_PASSES = 4  # passive passes at most before a restart, while each still halves what is left to copy
+RESTART_COPIES = 256  # frames (about 1 MB) a restart may be left to copy: more, and a passive pass goes first
 YIELD_EVERY = 0.001  # seconds a transaction's statements may run before one lets other tasks in
 _SLOW_KEEP = 256  # SQL texts remembered as slow (a bounded set)
 
@@ -167,20 +178,21 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 class _Checkpointer:
-    """The WAL's checkpoints: a task of their own, started every ``CHECKPOINT_EVERY`` commits and
-    awaited by no writer, on a connection of their own, in a thread.
+    """The WAL's checkpoints: a pass every ``CHECKPOINT_EVERY`` commits, in a task of its own that no
+    writer awaits, on a connection of its own, each checkpoint in a thread.
 
-    A passive checkpoint copies the WAL's pages into the database without a lock while writes go
-    on, so it never catches up with them; and SQLite starts the WAL over only when a writer begins
-    with every page copied and no reader in the WAL: passive checkpoints alone let the WAL grow
-    for as long as the writes go on. So once the WAL holds ``RESTART_AT`` bytes, and passive passes
-    have copied the bulk (while each still shrinks what is left), a restart checkpoint copies the
-    rest and starts the WAL over. It holds this process's writer lock (the writers queue for that
-    short copy only) and SQLite's writer lock (other processes' writers wait on their busy
-    timeout), and waits at most ``RESTART_WAIT_MS`` for another process's writer or a reader; the
-    writer's ``journal_size_limit`` cuts the restarted file back. When a reader that holds its
-    snapshot keeps the copy from advancing, or a restart timed out, the next restart waits for
-    ``RESTART_AT`` more bytes: no writer waits on a restart bound to fail.
+    A pass runs a passive checkpoint (no lock, no wait: it copies what it can while writes go on).
+    Once the WAL holds ``restart_at`` bytes, more passive passes copy what came in meanwhile, until
+    one finds at most ``RESTART_COPIES`` frames or no longer halves them, and then a restart
+    checkpoint copies what came in during the last and readies the WAL to start over
+    (``_restart``). That holds this process's writer lock, so its writers queue on the lock for
+    that short copy and are let go the moment it ends, and SQLite's writer lock, so other processes'
+    writers wait on their busy timeout; it waits ``RESTART_WAIT_MS`` at most for another process's
+    writer or for a reader. Several processes on one data folder each run their own passes; a
+    checkpoint finds another's under way and leaves it be. A reader that holds an old snapshot (a
+    backup) keeps the copy from advancing and any restart from finishing: then, and after a restart
+    that timed out, the next one waits for ``RESTART_AT`` more bytes, so the writers do not wait
+    on restarts bound to fail while it reads.
     """
 
     def __init__(self, db: SqliteDatabase, conn: sqlite3.Connection, page_size: int) -> None:
@@ -204,7 +216,7 @@ class _Checkpointer:
     def _checkpoint(self, mode: str) -> tuple[int, int, int]:
         """(1 if it was blocked, frames in the WAL, frames copied into the database): in a thread.
         Another connection's checkpoint under way blocks it at once: (1, -1, -1)."""
-        row = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        row = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
         return int(row[0]), int(row[1]), int(row[2])
 
     def _restart(self) -> tuple[int, int, int]:
@@ -224,7 +236,7 @@ class _Checkpointer:
                 return result  # another process's writer came first: its commit starts the WAL over
             raise
         try:
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
             conn.execute(f"PRAGMA user_version={version}")
             conn.execute("COMMIT")
         finally:
@@ -242,7 +254,9 @@ class _Checkpointer:
 
     async def _copy_then_restart(self) -> None:
         copied_before = found_before = -1
-        for passes in range(1, SETTLE_PASSES + 1):
+        passes = 0
+        while passes < SETTLE_PASSES:
+            passes += 1
             _, frames, copied = await anyio.to_thread.run_sync(self._checkpoint, "PASSIVE")
             if frames < 0 or frames * self.frame < self.restart_at:  # another's checkpoint, or small yet
                 return
@@ -251,7 +265,7 @@ class _Checkpointer:
                 return
             if copied_before >= 0:  # what this pass found: written while the one before copied
                 found = frames - copied_before
-                if found_before >= 0 and 2 * found > found_before:  # no longer halving: as low as it gets
+                if found <= RESTART_COPIES or 0 <= found_before < 2 * found:  # small, or no longer halving
                     break
                 found_before = found
             copied_before = copied
@@ -311,7 +325,7 @@ class SqliteDatabase(Database):
                 await apply_migrations(tx)
             self._reader = _Inline(_connect(self.path), self._slow)
             self._reader.conn.execute("PRAGMA foreign_keys=ON")
-            page_size = writer.conn.execute("PRAGMA page_size").fetchone()[0]
+            page_size = int(writer.conn.execute("PRAGMA page_size").fetchall()[0][0])
             self._wal = _Checkpointer(self, _connect(self.path), page_size)
         except BaseException:  # not a database, or a disk that refuses: close what was opened
             with anyio.CancelScope(shield=True):
@@ -422,7 +436,7 @@ class SqliteDatabase(Database):
 class _Begun:
     """``SqliteDatabase.transaction()``: BEGIN IMMEDIATE under the writer's lock after a checkpoint,
     COMMIT on a clean exit, ROLLBACK on any exception (cancellation included), the lock released
-    either way; every ``CHECKPOINT_EVERY`` commits the WAL is checkpointed after the lock. A class,
+    either way; a commit counts towards the WAL's next checkpoint (which it does not wait for). A class,
     not ``@asynccontextmanager``: every route turn's claim and every pacer's admission opens one,
     and a generator-based manager costs an async generator, its finaliser hook and two frames."""
 
