@@ -149,9 +149,11 @@ async def drive(run: Run, seconds: float, started: float) -> None:
         await client.close()
 
 
-async def sample(runs: list[Run], seconds: float, every: float, started: float, cap: int) -> None:
-    """Each run's WAL size every ``every`` seconds; a run whose WAL passes ``cap`` bytes is stopped."""
-    n = 0
+async def sample(runs: list[Run], seconds: float, every: float, started: float, cap: int,
+                 progress: float) -> None:
+    """Each run's WAL size every ``every`` seconds; a run whose WAL passes ``cap`` bytes is stopped.
+    Every ``progress`` seconds a line on stderr says where each run is."""
+    n, told = 0, 0.0
     while True:
         now = time.monotonic() - started
         for run in runs:
@@ -161,6 +163,11 @@ async def sample(runs: list[Run], seconds: float, every: float, started: float, 
                 if size > cap:
                     run.capped_at = now
                     await asyncio.to_thread(run.stop)
+        if now - told >= progress:
+            told = now
+            print(f"{now:6.0f} s, load {loadavg()}: " + ", ".join(
+                f"{r.name} WAL {r.samples[-1][1] / MB:.1f} MB, {len(r.latencies)} panels" for r in runs),
+                file=sys.stderr, flush=True)
         n += 1
         if now >= seconds:
             return
@@ -281,7 +288,7 @@ def main() -> None:
 
         async def everything() -> None:
             started = time.monotonic()
-            await asyncio.gather(sample(runs, seconds, args.sample, started, int(args.cap_mb * MB)),
+            await asyncio.gather(sample(runs, seconds, args.sample, started, int(args.cap_mb * MB), args.every),
                                  *(drive(r, seconds, started) for r in runs))
 
         asyncio.run(everything())

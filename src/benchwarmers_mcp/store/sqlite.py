@@ -43,8 +43,9 @@ database while the writes go on. They never let the WAL start over while writes 
 reuses it only when a writer begins with every frame copied and no reader in it), so once it holds
 ``RESTART_AT`` bytes a restart checkpoint copies what the passes left, holding the writer's lock:
 the one wait a checkpoint adds to a write, a short one (a small copy and its syncs) once every
-``RESTART_AT`` bytes written. ``journal_size_limit`` cuts a restarted WAL file back to ``WAL_LIMIT``. The WAL's size
-under steady panels over time, and the writer's waits: ``benchmarks/wal.py`` (benchmarks/README.md).
+``RESTART_AT`` bytes written. ``journal_size_limit`` cuts a restarted WAL file back to
+``WAL_LIMIT``. The WAL's size under steady panels over time, and the writers' waits:
+``benchmarks/wal.py`` (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -184,15 +185,15 @@ class _Checkpointer:
     A pass runs a passive checkpoint (no lock, no wait: it copies what it can while writes go on).
     Once the WAL holds ``restart_at`` bytes, more passive passes copy what came in meanwhile, until
     one finds at most ``RESTART_COPIES`` frames or no longer halves them, and then a restart
-    checkpoint copies what came in during the last and readies the WAL to start over
-    (``_restart``). That holds this process's writer lock, so its writers queue on the lock for
-    that short copy and are let go the moment it ends, and SQLite's writer lock, so other processes'
-    writers wait on their busy timeout; it waits ``RESTART_WAIT_MS`` at most for another process's
-    writer or for a reader. Several processes on one data folder each run their own passes; a
+    checkpoint copies what came in during the last and readies the WAL to start over (``_restart``).
+    That holds this process's writer lock, so its writers queue on the lock for that short copy and
+    are let go the moment it ends, and SQLite's writer lock, so other processes' writers wait on
+    their busy timeout; each of its waits for another process's writer or for a reader lasts
+    ``RESTART_WAIT_MS`` at most. Several processes on one data folder each run their own passes; a
     checkpoint finds another's under way and leaves it be. A reader that holds an old snapshot (a
     backup) keeps the copy from advancing and any restart from finishing: then, and after a restart
-    that timed out, the next one waits for ``RESTART_AT`` more bytes, so the writers do not wait
-    on restarts bound to fail while it reads.
+    that timed out, the next one waits for ``RESTART_AT`` more bytes, so the writers do not wait on
+    restarts bound to fail while it reads.
     """
 
     def __init__(self, db: SqliteDatabase, conn: sqlite3.Connection, page_size: int) -> None:
@@ -278,7 +279,8 @@ class _Checkpointer:
         elif frames >= 0:  # it waited RESTART_WAIT_MS for a writer or a reader: not again soon
             self.restart_at = frames * self.frame + RESTART_AT
         log.debug("WAL restart %s after %d passive passes: %d frames, %d of them left to copy, the writer"
-                  " held %.1f ms", "blocked" if blocked else "done", passes, frames, frames - copied_before, held * 1000)
+                  " held %.1f ms", "blocked" if blocked else "done", passes, frames, frames - copied_before,
+                  held * 1000)
 
     async def settle(self) -> None:
         """Wait for the pass under way, if any, to end (``close()``; a test counting the WAL's bytes)."""
@@ -318,8 +320,8 @@ class SqliteDatabase(Database):
             raise StoreUnavailable(f"cannot open the SQLite store {self.path}: {e}") from e
         self._writer = writer
         try:
-            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0",
-                           f"journal_size_limit={WAL_LIMIT}"):
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
+                           "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
                 await writer.now("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
             async with self.transaction() as tx:
                 await apply_migrations(tx)
