@@ -13,8 +13,11 @@ each on a keep-alive connection of a pool (a new one when every connection is bu
 Every ``--sample`` seconds the size of each data folder's ``benchwarmers.db-wal`` is read; the
 series is printed side by side at the end, each row the largest size in its ``--every`` seconds,
 with each run's largest size, its largest in the first and the second half of the run (a WAL that
-grows shows it there), the database's size, and the panels' latency (p50, p95, p99, max) and
-errors. "bounded" says the WAL stayed under ``LIMIT_MB`` for the whole run.
+grows shows it there), the database's size, the panels answered (and a second: a server that
+cannot keep up with its rate answers fewer, and later), their latency (p50, p95, p99, max) and
+errors. "bounded" says the WAL stayed under ``LIMIT_MB`` for the whole run. Each server runs with
+its store's debug lines on (``DEBUG_STORE``): the WAL restarts it logged, and how long each held
+the writer (every write that came meanwhile waited for it), are counted from its log.
 
 ``--processes N`` runs N servers on each data folder (one SQLite file written by N processes, as
 replicas on one host are), the panels dealt to them in turn. ``--before REF`` (a git ref, or ``.``
@@ -192,7 +195,7 @@ def summary(runs: list[Run], seconds: float) -> None:
     print()
     width = max(len(r.name) for r in runs) + 2
     print(f"{'run':{width}} {'max WAL MB':>10} {'1st half':>9} {'2nd half':>9} {'db MB':>7} {'panels':>7}"
-          f" {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}  bounded")
+          f" {'a second':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}  bounded")
     for r in runs:
         sizes = [size for _, size in r.samples] or [0]
         first = [size for at, size in r.samples if at < seconds / 2] or [0]
@@ -203,6 +206,7 @@ def summary(runs: list[Run], seconds: float) -> None:
             bounded += f" (passed the cap at {r.capped_at:.0f} s: stopped)"
         print(f"{r.name:{width}} {max(sizes) / MB:10.1f} {max(first) / MB:9.1f} {max(second) / MB:9.1f}"
               f" {r.size(r.home / 'benchwarmers.db') / MB:7.1f} {len(r.latencies):7d}"
+              f" {len(r.latencies) / min(seconds, r.capped_at or seconds):8.1f}"
               f" {statistics.median(lat):8.2f} {pct(lat, 95):8.2f} {pct(lat, 99):8.2f} {max(lat):8.2f}"
               f" {r.errors + r.refused:6d}  {bounded}")
     print()

@@ -15,8 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from benchwarmers_mcp.store import Database
-from benchwarmers_mcp.store.sqlite import SqliteDatabase
+from benchwarmers_mcp.store import Database, sqlite
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +23,7 @@ LIMIT = 64 * 10**6  # the issue's bound on the WAL under any steady load
 ROWS = 256
 BODY = 3000  # bytes a row: a page each, so every row a statement updates is a page in the WAL
 UPDATE = "UPDATE pad SET body = ? WHERE id = ?"
-ROUNDS, WRITERS, EACH = 90, 3, 8  # per round: WRITERS tasks on each store, EACH times write, record and transaction
+ROUNDS, WRITERS, EACH = 90, 3, 8  # a round: WRITERS tasks on each store, each EACH times a write, record, transaction
 PER_TRANSACTION = 6
 
 
@@ -77,27 +76,23 @@ async def test_the_wal_stays_bounded_under_steady_writes_from_two_writers(tmp_pa
 async def test_a_commit_that_starts_a_checkpoint_does_not_wait_for_it(tmp_path: Path) -> None:
     """The commit that makes a checkpoint due returns with the checkpoint not yet begun: it runs
     in a task of its own, whichever way the commit came."""
-    from benchwarmers_mcp.store import sqlite
-
     async with Database(tmp_path / "wal.db") as db:
-        assert isinstance(db, SqliteDatabase) and db._wal is not None
+        assert isinstance(db, sqlite.SqliteDatabase) and db._wal is not None
         await db.write("CREATE TABLE pad (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
-        ways = {
-            "write": lambda i: db.write("INSERT INTO pad (id, body) VALUES (?, ?)", (i, b"x")),
-            "record": lambda i: db.record("INSERT INTO pad (id, body) VALUES (?, ?)", (i, b"x")),
-        }
+        insert = "INSERT INTO pad (id, body) VALUES (?, ?)"
 
         async def in_a_transaction(i: int) -> None:
             async with db.transaction() as tx:
-                await tx.execute("INSERT INTO pad (id, body) VALUES (?, ?)", (i, b"x"))
+                await tx.execute(insert, (i, b"x"))
 
-        ways["transaction"] = in_a_transaction
+        ways = {"write": lambda i: db.write(insert, (i, b"x")), "record": lambda i: db.record(insert, (i, b"x")),
+                "transaction": in_a_transaction}
         i = 0
         for way, commit in ways.items():
             await _settled(db)
             for _ in range(sqlite.CHECKPOINT_EVERY - db._wal.commits - 1):
                 i += 1
-                await db.write("INSERT INTO pad (id, body) VALUES (?, ?)", (i, b"x"))
+                await db.write(insert, (i, b"x"))
             assert db._wal.task is None, way
             i += 1
             await commit(i)  # the commit that makes it due
@@ -105,3 +100,27 @@ async def test_a_commit_that_starts_a_checkpoint_does_not_wait_for_it(tmp_path: 
             assert task is not None and not task.done(), way  # started, and not waited for
         await _settled(db)
         assert await db.fetchval("SELECT COUNT(*) FROM pad") == i
+
+
+async def test_a_wal_grown_by_one_big_transaction_is_cut_back_when_it_starts_over(tmp_path: Path) -> None:
+    """A bulk write leaves a WAL past the size limit; the commits after it make the checkpoints due,
+    and the WAL, started over, is cut back to the limit (``journal_size_limit``)."""
+    path = tmp_path / "wal.db"
+    rnd = random.Random(2)
+    async with Database(path) as db:
+        await db.write("CREATE TABLE pad (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        async with db.transaction() as tx:  # some 70 MB in one commit: more than any limit lets stay
+            await tx.executemany("INSERT INTO pad (id, body) VALUES (?, ?)",
+                                 [(i, rnd.randbytes(BODY)) for i in range(17_000)])
+        grown = _wal(path)
+        assert grown > LIMIT
+        for _ in range(20):  # steady small writes after it: every way a commit comes
+            for _ in range(10):
+                await db.write(UPDATE, (rnd.randbytes(BODY), rnd.randrange(ROWS)))
+                await db.record(UPDATE, (rnd.randbytes(BODY), rnd.randrange(ROWS)))
+                async with db.transaction() as tx:
+                    await tx.execute(UPDATE, (rnd.randbytes(BODY), rnd.randrange(ROWS)))
+            await _settled(db)
+        assert _wal(path) <= sqlite.WAL_LIMIT < grown, (grown, _wal(path))
+        assert await db.fetchval("PRAGMA user_version") == 0  # the restart's own frame changed nothing
+        assert await db.fetchval("SELECT COUNT(*) FROM pad") == 17_000
