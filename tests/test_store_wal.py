@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from benchwarmers_mcp.store import Database, sqlite
@@ -124,3 +125,28 @@ async def test_a_wal_grown_by_one_big_transaction_is_cut_back_when_it_starts_ove
         assert _wal(path) <= sqlite.WAL_LIMIT < grown, (grown, _wal(path))
         assert await db.fetchval("PRAGMA user_version") == 0  # the restart's own frame changed nothing
         assert await db.fetchval("SELECT COUNT(*) FROM pad") == 17_000
+
+
+async def test_closing_while_a_checkpoint_runs_waits_for_it_and_loses_nothing(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The store closed with a long checkpoint in its thread: the checkpoint is stopped and waited
+    for (never left running on a closed connection), and every row is there on the next open."""
+    path = tmp_path / "wal.db"
+    rnd = random.Random(3)
+    db = await Database(path).open()
+    await db.write("CREATE TABLE pad (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+    async with db.transaction() as tx:  # some 70 MB for the first passive checkpoint to copy
+        await tx.executemany("INSERT INTO pad (id, body) VALUES (?, ?)",
+                             [(i, rnd.randbytes(BODY)) for i in range(17_000)])
+    assert isinstance(db, sqlite.SqliteDatabase) and db._wal is not None
+    while db._wal.task is None:  # the commits that make a pass due
+        await db.write(UPDATE, (rnd.randbytes(BODY), rnd.randrange(ROWS)))
+    task = db._wal.task
+    for _ in range(20):  # the pass starts, and hands its checkpoint to a thread
+        await anyio.lowlevel.checkpoint()
+    await db.close()
+    assert task.done() and not task.cancelled()
+    async with Database(path) as again:
+        assert await again.fetchval("SELECT COUNT(*) FROM pad") == 17_000
+        assert await again.fetchval("PRAGMA integrity_check") == "ok"
+    assert not [r for r in caplog.records if "checkpointed" in r.getMessage()]  # stopped, not failed

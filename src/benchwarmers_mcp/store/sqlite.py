@@ -41,11 +41,12 @@ commit that crosses its threshold, on the loop). Instead every commit counts (a 
 in a task of its own that no writer awaits: passive checkpoints in a thread copy the WAL into the
 database while the writes go on. They never let the WAL start over while writes go on (SQLite
 reuses it only when a writer begins with every frame copied and no reader in it), so once it holds
-``RESTART_AT`` bytes a restart checkpoint copies what the passes left, holding the writer's lock:
-the one wait a checkpoint adds to a write, a short one (a small copy and its syncs) once every
-``RESTART_AT`` bytes written. ``journal_size_limit`` cuts a restarted WAL file back to
-``WAL_LIMIT``. The WAL's size under steady panels over time, and the writers' waits:
-``benchmarks/wal.py`` (benchmarks/README.md).
+``RESTART_AT`` bytes a restart checkpoint copies what the passes left, holding SQLite's writer
+lock: the one wait a checkpoint adds to a write, a short one (a small copy and its syncs) once
+every ``RESTART_AT`` bytes written. It does not take this process's lock: awaited under that lock,
+the thread's answer waited for a busy event loop, and the copy grew by every write made meanwhile.
+``journal_size_limit`` cuts a restarted WAL file back to ``WAL_LIMIT``. The WAL's size under
+steady panels over time, and the writers' waits: ``benchmarks/wal.py`` (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -180,29 +181,30 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 class _Checkpointer:
     """The WAL's checkpoints: a pass every ``CHECKPOINT_EVERY`` commits, in a task of its own that no
-    writer awaits, on a connection of its own, each checkpoint in a thread.
+    writer awaits, run whole in a thread on a connection of its own.
 
     A pass runs a passive checkpoint (no lock, no wait: it copies what it can while writes go on).
     Once the WAL holds ``restart_at`` bytes, more passive passes copy what came in meanwhile, until
     one finds at most ``RESTART_COPIES`` frames or no longer halves them, and then a restart
-    checkpoint copies what came in during the last and readies the WAL to start over (``_restart``).
-    That holds this process's writer lock, so its writers queue on the lock for that short copy and
-    are let go the moment it ends, and SQLite's writer lock, so other processes' writers wait on
-    their busy timeout; each of its waits for another process's writer or for a reader lasts
-    ``RESTART_WAIT_MS`` at most. Several processes on one data folder each run their own passes; a
-    checkpoint finds another's under way and leaves it be. A reader that holds an old snapshot (a
-    backup) keeps the copy from advancing and any restart from finishing: then, and after a restart
-    that timed out, the next one waits for ``RESTART_AT`` more bytes, so the writers do not wait on
-    restarts bound to fail while it reads.
+    checkpoint copies what came in during the last and readies the WAL to start over
+    (``_restart``). The restart holds SQLite's writer lock, and nothing else: this process's
+    writers wait for it on their busy timeout, in a thread, as they do for another process's
+    writer; each of its own waits for a writer or a reader lasts ``RESTART_WAIT_MS`` at most. It
+    runs straight after the last passive pass, in the same thread: neither waits for the event
+    loop, so a busy loop lengthens neither the copy the writers wait for nor the WAL. Several
+    processes on one data folder each run their own passes; a checkpoint that finds another's under
+    way leaves it be. A reader that holds an old snapshot (a backup) keeps the copy from advancing
+    and any restart from finishing: then, and after a restart that timed out, the next one waits
+    for ``RESTART_AT`` more bytes, so the writers do not wait on restarts bound to fail.
     """
 
-    def __init__(self, db: SqliteDatabase, conn: sqlite3.Connection, page_size: int) -> None:
-        self.db = db
+    def __init__(self, conn: sqlite3.Connection, page_size: int) -> None:
         self.conn = conn
         self.frame = page_size + 24  # a WAL frame: a page and its header
         self.commits = 0
         self.task: asyncio.Task[None] | None = None
         self.restart_at = RESTART_AT  # bytes of WAL that make a pass restart it
+        self.closing = False
         for pragma in (f"busy_timeout={RESTART_WAIT_MS}",  # a restart's waits; a passive pass has none
                        "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
             conn.execute(f"PRAGMA {pragma}")
@@ -210,55 +212,34 @@ class _Checkpointer:
     def committed(self) -> None:
         """One more commit; every ``CHECKPOINT_EVERY``th starts a pass, unless one is under way."""
         self.commits += 1
-        if self.commits >= CHECKPOINT_EVERY and self.task is None:
+        if self.commits >= CHECKPOINT_EVERY and self.task is None and not self.closing:
             self.commits = 0
             self.task = asyncio.get_running_loop().create_task(self._pass())
 
-    def _checkpoint(self, mode: str) -> tuple[int, int, int]:
-        """(1 if it was blocked, frames in the WAL, frames copied into the database): in a thread.
-        Another connection's checkpoint under way blocks it at once: (1, -1, -1)."""
-        row = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
-        return int(row[0]), int(row[1]), int(row[2])
-
-    def _restart(self) -> tuple[int, int, int]:
-        """In a thread, with this process's writers held: a restart checkpoint and, when it got the
-        WAL ready to start over, the new WAL's first frame, written here by a write that changes
-        nothing (``user_version``, unused, set to itself): the frame that starts a WAL over syncs
-        the WAL's header (``synchronous=NORMAL`` does on every restart) and cuts the file back to
-        ``journal_size_limit``, which would otherwise fall to the next commit, on the event loop."""
-        result = self._checkpoint("RESTART")
-        if result[0]:
-            return result
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            if getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                return result  # another process's writer came first: its commit starts the WAL over
-            raise
-        try:
-            version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
-            conn.execute(f"PRAGMA user_version={version}")
-            conn.execute("COMMIT")
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        return result
-
     async def _pass(self) -> None:
         try:
-            await self._copy_then_restart()
+            await anyio.to_thread.run_sync(self._copy_then_restart)
         except (sqlite3.Error, OSError) as e:  # a full disk, a file gone: the next pass tries again
-            log.warning("the SQLite WAL could not be checkpointed: %s", e)
+            if not self.closing:  # else ``close()`` interrupted it
+                log.warning("the SQLite WAL could not be checkpointed: %s", e)
         finally:
             self.task = None
 
-    async def _copy_then_restart(self) -> None:
+    def _checkpoint(self, mode: str) -> tuple[int, int, int]:
+        """(1 if it was blocked, frames in the WAL, frames copied into the database). Another
+        connection's checkpoint under way blocks it at once: (1, -1, -1); so does ``close()``."""
+        if self.closing:
+            return 1, -1, -1
+        row = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def _copy_then_restart(self) -> None:
+        """A pass, in a thread: passive checkpoints, then a restart once the WAL is long enough."""
         copied_before = found_before = -1
         passes = 0
         while passes < SETTLE_PASSES:
             passes += 1
-            _, frames, copied = await anyio.to_thread.run_sync(self._checkpoint, "PASSIVE")
+            _, frames, copied = self._checkpoint("PASSIVE")
             if frames < 0 or frames * self.frame < self.restart_at:  # another's checkpoint, or small yet
                 return
             if frames > copied and copied == copied_before:  # a reader's snapshot holds the copy back
@@ -270,10 +251,9 @@ class _Checkpointer:
                     break
                 found_before = found
             copied_before = copied
-        async with self.db._lock:
-            began = time.perf_counter()
-            blocked, frames, copied = await anyio.to_thread.run_sync(self._restart)
-            held = time.perf_counter() - began
+        began = time.perf_counter()
+        blocked, frames, copied = self._restart()
+        held = time.perf_counter() - began
         if not blocked:
             self.restart_at = RESTART_AT
         elif frames >= 0:  # it waited RESTART_WAIT_MS for a writer or a reader: not again soon
@@ -282,15 +262,44 @@ class _Checkpointer:
                   " held %.1f ms", "blocked" if blocked else "done", passes, frames, frames - copied_before,
                   held * 1000)
 
+    def _restart(self) -> tuple[int, int, int]:
+        """A restart checkpoint and, when it got the WAL ready to start over, the new WAL's first
+        frame, written here by a write that changes nothing (``user_version``, unused, set to
+        itself): the frame that starts a WAL over syncs the WAL's header (``synchronous=NORMAL``
+        does on every restart) and cuts the file back to ``journal_size_limit``, which would
+        otherwise fall to the next commit, on the event loop. A writer of this process can still
+        come first (this thread takes the GIL back in between): then that commit pays for both."""
+        result = self._checkpoint("RESTART")
+        if result[0]:
+            return result
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                return result  # a writer came first: its commit starts the WAL over
+            raise
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+            conn.execute(f"PRAGMA user_version={version}")
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        return result
+
     async def settle(self) -> None:
         """Wait for the pass under way, if any, to end (``close()``; a test counting the WAL's bytes)."""
         if self.task is not None:
             await asyncio.wait([self.task])
 
     async def close(self) -> None:
-        """Stop a pass under way (a thread's checkpoint runs to its end first), close the connection."""
+        """No more passes; the checkpoint under way is interrupted (SQLite leaves the WAL as it was:
+        what it copied is copied again next time) and waited for, never left running on a closed
+        connection; then the connection is closed."""
+        self.closing = True
         if self.task is not None:
-            self.task.cancel()
+            self.conn.interrupt()  # safe from any thread; a no-op between statements
             with anyio.CancelScope(shield=True):
                 await self.settle()
         self.conn.close()
@@ -328,7 +337,7 @@ class SqliteDatabase(Database):
             self._reader = _Inline(_connect(self.path), self._slow)
             self._reader.conn.execute("PRAGMA foreign_keys=ON")
             page_size = int(writer.conn.execute("PRAGMA page_size").fetchall()[0][0])
-            self._wal = _Checkpointer(self, _connect(self.path), page_size)
+            self._wal = _Checkpointer(_connect(self.path), page_size)
         except BaseException:  # not a database, or a disk that refuses: close what was opened
             with anyio.CancelScope(shield=True):
                 await self.close()
