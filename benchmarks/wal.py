@@ -20,7 +20,7 @@ its store's debug lines on (``DEBUG_STORE``): the WAL restarts it logged, and ho
 the writer (every write that came meanwhile waited for it), are counted from its log.
 
 ``--processes N`` runs N servers on each data folder (one SQLite file written by N processes, as
-replicas on one host are), the panels dealt to them in turn. ``--before REF`` (a git ref, or ``.``
+replicas on one host are), the pool's connections dealt to them in turn. ``--before REF`` (a git ref, or ``.``
 for the working tree) runs that version too, beside this tree and at the same moment, each rate on
 a data folder of its own, built and seeded as ``versions.py`` builds and seeds it; a run whose WAL
 passes ``--cap-mb`` is stopped there (a WAL that grows without bound fills the disk), and its series

@@ -205,9 +205,13 @@ class _Checkpointer:
         self.task: asyncio.Task[None] | None = None
         self.restart_at = RESTART_AT  # bytes of WAL that make a pass restart it
         self.closing = False
-        for pragma in (f"busy_timeout={RESTART_WAIT_MS}",  # a restart's waits; a passive pass has none
-                       "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
-            conn.execute(f"PRAGMA {pragma}")
+        try:
+            for pragma in (f"busy_timeout={RESTART_WAIT_MS}",  # a restart's waits; a passive pass has none
+                           "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
+                conn.execute(f"PRAGMA {pragma}")
+        except BaseException:
+            conn.close()
+            raise
 
     def committed(self) -> None:
         """One more commit; every ``CHECKPOINT_EVERY``th starts a pass, unless one is under way."""
