@@ -14,8 +14,9 @@ Every ``--sample`` seconds the size of each data folder's ``benchwarmers.db-wal`
 series is printed side by side at the end, each row the largest size in its ``--every`` seconds,
 with each run's largest size, its largest in the first and the second half of the run (a WAL that
 grows shows it there), the database's size, the panels answered (and a second: a server that
-cannot keep up with its rate answers fewer, and later), their latency (p50, p95, p99, max) and
-errors. "bounded" says the WAL stayed under ``LIMIT_MB`` for the whole run. Each server runs with
+cannot keep up with its rate answers fewer, and later), their latency (p50, p95, p99, max),
+errors, and its servers' CPU per panel answered (user + system, every thread: on a busy machine
+the figure to compare versions by). "bounded" says the WAL stayed under ``LIMIT_MB`` for the whole run. Each server runs with
 its store's debug lines on (``DEBUG_STORE``): the WAL restarts it logged, and how long each held
 the writer (every write that came meanwhile waited for it), are counted from its log.
 
@@ -46,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from fastfake import Client  # noqa: E402
-from hotpath import Server, body, free_port, loadavg, pct, prepare, start_upstream  # noqa: E402
+from hotpath import Server, body, cpu_seconds, free_port, loadavg, pct, prepare, start_upstream  # noqa: E402
 
 LIMIT_MB = 64.0  # the bound the issue sets: the WAL stays under it under any steady load
 # The server runs under this (``Server.wrapper``): its store's debug lines, one a WAL restart, go to
@@ -72,6 +73,7 @@ class Run:
     errors: int = 0
     refused: int = 0  # panels not sent: POOL connections were all busy
     capped_at: float | None = None  # seconds since start when the WAL passed --cap-mb
+    cpu: float = 0.0  # CPU seconds its servers spent while the panels were asked (user + system)
 
     @property
     def name(self) -> str:
@@ -86,6 +88,9 @@ class Run:
             return path.stat().st_size
         except FileNotFoundError:  # no WAL yet, or between a checkpoint's truncate and the next write
             return 0
+
+    def cpu_now(self) -> float:
+        return sum(cpu_seconds(s.pid) for s in self.servers if s.proc is not None)
 
     def stop(self) -> None:
         for s in self.servers:
@@ -165,6 +170,7 @@ async def sample(runs: list[Run], seconds: float, every: float, started: float, 
                 run.samples.append((now, size))
                 if size > cap:
                     run.capped_at = now
+                    run.cpu += run.cpu_now()
                     await asyncio.to_thread(run.stop)
         if now - told >= progress:
             told = now
@@ -195,7 +201,8 @@ def summary(runs: list[Run], seconds: float) -> None:
     print()
     width = max(len(r.name) for r in runs) + 2
     print(f"{'run':{width}} {'max WAL MB':>10} {'1st half':>9} {'2nd half':>9} {'db MB':>7} {'panels':>7}"
-          f" {'a second':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}  bounded")
+          f" {'a second':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}"
+          f" {'CPU ms':>7}  bounded")
     for r in runs:
         sizes = [size for _, size in r.samples] or [0]
         first = [size for at, size in r.samples if at < seconds / 2] or [0]
@@ -208,7 +215,7 @@ def summary(runs: list[Run], seconds: float) -> None:
               f" {r.size(r.home / 'benchwarmers.db') / MB:7.1f} {len(r.latencies):7d}"
               f" {len(r.latencies) / min(seconds, r.capped_at or seconds):8.1f}"
               f" {statistics.median(lat):8.2f} {pct(lat, 95):8.2f} {pct(lat, 99):8.2f} {max(lat):8.2f}"
-              f" {r.errors + r.refused:6d}  {bounded}")
+              f" {r.errors + r.refused:6d} {r.cpu * 1000 / max(1, len(r.latencies)):7.2f}  {bounded}")
     print()
     for r in runs:
         restarts = r.restarts()
@@ -291,9 +298,14 @@ def main() -> None:
         print(f"{len(runs)} runs of {seconds:g} s: " + ", ".join(r.name for r in runs), flush=True)
 
         async def everything() -> None:
+            for r in runs:
+                r.cpu = -r.cpu_now()
             started = time.monotonic()
             await asyncio.gather(sample(runs, seconds, args.sample, started, int(args.cap_mb * MB), args.every),
                                  *(drive(r, seconds, started) for r in runs))
+            for r in runs:
+                if r.capped_at is None:
+                    r.cpu += r.cpu_now()
 
         asyncio.run(everything())
         table(runs, seconds, args.every)
