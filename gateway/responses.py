@@ -248,7 +248,7 @@ class Reply:
             "reasoning": {"effort": None, "summary": None}, "store": False, "text": {"format": {"type": "text"}},
             "tool_choice": "auto", "tools": [], "truncation": "disabled", "metadata": self.metadata,
             "usage": None if usage is None else {
-                "input_tokens": usage.input_tokens, "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens": usage.input_tokens, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                 "output_tokens": usage.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": usage.total},
             **extra,
