@@ -60,6 +60,15 @@ MUTANTS = (
     Mutant("ollama-done-reason", "wire-stream", "gateway/ollama.py",
            '"done": True, "done_reason": reason, ', '"done": True, ',
            ("tests/test_wire_strict.py::test_a_route_turn_conforms[ollama-streamed]",)),
+    Mutant("quotas-limit-body", "forms", "web/static/quotas.js",
+           "body[body.limit] = body.value;", "body[body.limit] = String(body.value);",
+           ("tests/e2e/test_dashboard_forms.py",)),
+    Mutant("settings-scheduler-times", "forms", "web/static/settings.js",
+           "body.times = { [body.job]: body.at ? body.at : null };", "body.times = { [body.job]: null };",
+           ("tests/e2e/test_dashboard_forms.py",)),
+    Mutant("settings-key-shown", "forms", "web/static/settings.js",
+           "document.getElementById(\"new-key-shown\").hidden = false;", "",
+           ("tests/e2e/test_dashboard_forms.py",)),
 )
 
 
