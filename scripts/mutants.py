@@ -60,6 +60,9 @@ MUTANTS = (
     Mutant("ollama-done-reason", "wire-stream", "gateway/ollama.py",
            '"done": True, "done_reason": reason, ', '"done": True, ',
            ("tests/test_wire_strict.py::test_a_route_turn_conforms[ollama-streamed]",)),
+    Mutant("postgres-writer-lock", "races", "src/benchwarmers_mcp/store/postgres.py",
+           'BEGIN_SQL = f"BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK})"', 'BEGIN_SQL = "BEGIN"',
+           ("tests/test_store_writer_order.py",)),
     Mutant("quotas-limit-body", "forms", "web/static/quotas.js",
            "body[body.limit] = body.value;", "body[body.limit] = String(body.value);",
            ("tests/e2e/test_dashboard_forms.py",)),
@@ -121,12 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     if control != "missed":  # the guards, unbroken, must pass
         print(f"the guards fail on the unbroken tree: {control}")
         return 1
-    print(f"{'(no break)':<{width}}  {'':<28}  the {len(guards)} guards pass", flush=True)
+    print(f"{'(no break)':<{width}}  {'':<40}  the {len(guards)} guards pass", flush=True)
     bad = 0
     for mutant in chosen:
         outcome = run(mutant, mutant.tests, args.python)
         bad += outcome != "caught"
-        print(f"{mutant.name:<{width}}  {mutant.path:<28}  {outcome}", flush=True)
+        print(f"{mutant.name:<{width}}  {mutant.path:<40}  {outcome}", flush=True)
     print(f"{len(chosen) - bad} of {len(chosen)} breaks caught")
     return 1 if bad else 0
 
