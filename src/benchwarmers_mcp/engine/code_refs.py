@@ -30,7 +30,11 @@ _PATH = re.compile(
     r"(?:(?::|#L)(\d+)(?:\s?[-–]\s?L?(\d+))?)?", re.I)
 # Each pattern below leads with a literal or a set of characters, so one pass over an answer skips ahead
 # instead of trying a match at every character; the context a match needs is checked around each hit.
-_PATH_HINT = re.compile(rf"\.(?:{_EXT})(?![\w(-])|Dockerfile|Makefile|Procfile", re.I)
+# A path's ending, and the names of files without one. Two patterns, each with a fixed lead (a dot, one
+# of six letters), because a pattern of alternatives ignoring case would be tried at every character.
+_PATH_DOT = re.compile(rf"\.(?i:{_EXT})(?![\w(-])")
+_PATH_NAME = re.compile(r"[DdMmPp](?i:ockerfile|akefile|rocfile)")
+_PATH_BACK = re.compile(r"[\w$./-]*")  # read backwards from a hint: the path's characters before it
 _LINE = re.compile(
     r"[LlZzRrс](?:ines?|INES?|ignes?|[íi]neas?|inha|eilen?|ig(?:a|he)|трок\w*|(?<=L)(?=\d))\s*(\d+)"
     r"(?:\s*(?:-|–|—|to|bis|à|a|al)\s*(\d+))?(?![\w.]\w)")
@@ -96,20 +100,22 @@ class Refs:
 
     def __init__(self, text: str) -> None:
         self.paths: list[tuple[int, str, tuple[int, int] | None]] = []
-        bare = list(text)  # the text with its paths blanked, the same length
-        end = 0
-        for hint in _PATH_HINT.finditer(text):
-            start = hint.start()
-            while start > end and (_in_word(text[start - 1]) or text[start - 1] in "./-"):
-                start -= 1
+        pieces = []  # the text with its paths blanked, the same length
+        end, size, backwards = 0, len(text), text[::-1]
+        hints = [m.start() for m in _PATH_DOT.finditer(text)]
+        if _PATH_NAME.search(text):
+            hints = sorted(hints + [m.start() for m in _PATH_NAME.finditer(text)])
+        for start in hints:
+            if start > end:
+                start = size - _PATH_BACK.match(backwards, size - start, size - end).end()
             m = _PATH.match(text, start)
             if m is None or m.end() <= end:
                 continue
             lines = _span_of(m.group(2), m.group(3)) if m.group(2) else None
             self.paths.append((m.start(), _norm_file(m.group(1)), lines))
-            bare[m.start():m.end()] = " " * (m.end() - m.start())
+            pieces += [text[end:m.start()], " " * (m.end() - m.start())]
             end = m.end()
-        self.bare = "".join(bare)
+        self.bare = "".join(pieces) + text[end:] if pieces else text
         self.lines = self._lines(self.bare)
         self.symbols = self._symbols(text, self.bare)
         self.starts = ([p[0] for p in self.paths], [ln[0] for ln in self.lines], [sym[0] for sym in self.symbols])
