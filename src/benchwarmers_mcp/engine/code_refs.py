@@ -82,6 +82,9 @@ class Found:
     symbols: tuple[str, ...]
 
 
+_NOTHING = Found((), (), (), ())  # a text that points at no code
+
+
 def _span_of(lo: str, hi: str | None) -> tuple[int, int]:
     first, last = int(lo), int(hi) if hi else int(lo)
     return (first, last) if first <= last <= first + 500 else (first, first)
@@ -175,10 +178,14 @@ class Refs:
         after it (``line 42 of db.py``), else of the last file named before it in the span."""
         paths, lines, symbols = self.starts
         first, last = bisect_left(paths, start), bisect_left(paths, end)
+        line_from, line_to = bisect_left(lines, start), bisect_left(lines, end)
+        named = self.symbols[bisect_left(symbols, start):bisect_left(symbols, end)]
+        if first == last and line_from == line_to and not named:
+            return _NOTHING
         files = self.paths[first:last]
         bound = [(_base(path), *span) for _, path, span in files if span]
         bare = []
-        for at, lo, hi, stop in self.lines[bisect_left(lines, start):bisect_left(lines, end)]:
+        for at, lo, hi, stop in self.lines[line_from:line_to]:
             after = bisect_left(paths, stop, first, last)
             if after < last and paths[after] - stop <= _NEXT_TO:
                 bound.append((_base(self.paths[after][1]), lo, hi))
@@ -187,12 +194,13 @@ class Refs:
             else:
                 bare.append((lo, hi))
         return Found(tuple(path for _, path, _ in files), tuple(bound), tuple(bare),
-                      tuple(sorted({name for _, name in self.symbols[bisect_left(symbols, start):
-                                                                      bisect_left(symbols, end)]})))
+                     tuple(sorted({name for _, name in named})))
 
 
 def merged(found: Iterable[Found]) -> Found:
-    parts = list(found)
+    parts = [p for p in found if p is not _NOTHING]
+    if len(parts) < 2:
+        return parts[0] if parts else _NOTHING
     return Found(tuple(f for p in parts for f in p.files), tuple(b for p in parts for b in p.bound),
                   tuple(b for p in parts for b in p.bare), tuple(sorted({s for p in parts for s in p.symbols})))
 
@@ -209,8 +217,11 @@ def keys(found: Found, context: tuple[str, ...] = ()) -> tuple[str, ...]:
         return ()
     out = {r for r in context if r.startswith(("file:", "symbol:"))}
     out.update("file:" + f for f in found.files)
-    where = _base(next((r[5:] for r in context if r.startswith("file:")), ""))
-    for base, first, last in (*found.bound, *((where, lo, hi) for lo, hi in found.bare)):
+    cited = found.bound
+    if found.bare:
+        where = _base(next((r[5:] for r in context if r.startswith("file:")), ""))
+        cited += tuple((where, lo, hi) for lo, hi in found.bare)
+    for base, first, last in cited:
         out.add(f"line:{base + ':' if base else ''}{first}" + (f"-{last}" if last != first else ""))
     out.update("symbol:" + sym for sym in found.symbols)
     return tuple(sorted(out))
