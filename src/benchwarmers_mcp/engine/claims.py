@@ -514,8 +514,12 @@ def _stem(word: str) -> str:
 def _word(word: str) -> tuple[str, ...]:
     """One word's normalised tokens: lower case, stemmed and cut to ``_PREFIX`` letters, stop words out;
     an identifier is kept whole and in parts (``findById`` -> findbyid, find, id)."""
-    if word.isalpha() and word.islower():  # most words: plain and lower case
-        return () if word in _STOP or len(word) < 2 else (_stem(word)[:_PREFIX],)
+    if word.isalpha():
+        if word.islower():  # most words: plain and lower case
+            return () if word in _STOP or len(word) < 2 else (_stem(word)[:_PREFIX],)
+        if len(word) == 1 or word[1:].islower():  # capitalised: no camel case inside, one part
+            lower = word.lower()
+            return () if lower in _STOP or len(lower) < 2 else (_stem(lower)[:_PREFIX],)
     word = word.replace("’", "'")
     lower = word.lower()
     if lower in _STOP:
@@ -609,12 +613,18 @@ def _items(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy) -> tup
     named_df: Counter[str] = Counter()  # symbol -> the claims naming it
     line_df: Counter[int] = Counter()  # line number -> the claims citing it
     refs: list[tuple[list[str], tuple[tuple[str, int, int], ...]]] = []  # each claim's symbols and lines
+    nothing: tuple[list[str], tuple[tuple[str, int, int], ...]] = ([], ())
     for _, c in ordered:
+        if not c.refs:
+            refs.append(nothing)
+            continue
         named = [r[7:] for r in c.refs if r.startswith("symbol:")]
         cited = _parse_lines([r[5:] for r in c.refs if r.startswith("line:")])
         refs.append((named, cited))
-        named_df.update(named)
-        line_df.update({lo for _, lo, _ in cited})
+        if named:
+            named_df.update(named)
+        if cited:
+            line_df.update({lo for _, lo, _ in cited})
     cap = max(seats + 1.0, policy.common * n)  # a claim every seat made, one seat twice
     idf = {w: math.log(1 + n / d) for w, d in df.items() if d <= cap}
     square = {w: x * x for w, x in idf.items()}
@@ -623,9 +633,9 @@ def _items(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy) -> tup
     for i, ((seat, claim), keys, (named, lines)) in enumerate(zip(ordered, words, refs, strict=True)):
         kept = sorted([w for w in keys if w in idf])
         norm = math.sqrt(sum(map(square.__getitem__, kept))) or 1.0
-        symbols = {sym: named_rarity[sym] for sym in named}
+        symbols = {sym: named_rarity[sym] for sym in named} if named else {}
         items.append(_Item(i, seat, claim, keys, {w: idf[w] / norm for w in kept},
-                           frozenset(f for f, _, _ in lines if f), lines, symbols,
+                           frozenset(f for f, _, _ in lines if f) if lines else frozenset(), lines, symbols,
                            _tails(symbols) if symbols else symbols))
     return items, {line: _rarity(n, d, seats) for line, d in line_df.items()}
 
@@ -724,7 +734,7 @@ class _Scores:
                 for line in range(lo, min(hi, lo + 50) + 1):
                     lines[line].append((item.index, base))
         for sym, members in named.items():
-            pairs.update((min(x, y), max(x, y)) for x in members for y in tails[sym] if x != y)
+            pairs.update((x, y) if x < y else (y, x) for x in members for y in tails[sym] if x != y)
         for citing in lines.values():
             if len(citing) > 1:
                 pairs.update((x, y) for k, (x, fx) in enumerate(citing) for y, fy in citing[k + 1:]

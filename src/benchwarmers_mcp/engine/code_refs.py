@@ -103,14 +103,15 @@ class Refs:
 
     def __init__(self, text: str) -> None:
         self.paths: list[tuple[int, str, tuple[int, int] | None]] = []
-        pieces = []  # the text with its paths blanked, the same length
+        pieces: list[str] = []  # the text with its paths blanked, the same length
         end, size, backwards = 0, len(text), text[::-1]
         hints = [m.start() for m in _PATH_DOT.finditer(text)]
         if _PATH_NAME.search(text):
             hints = sorted(hints + [m.start() for m in _PATH_NAME.finditer(text)])
         for start in hints:
-            if start > end:
-                start = size - _PATH_BACK.match(backwards, size - start, size - end).end()
+            back = _PATH_BACK.match(backwards, size - start, size - end) if start > end else None
+            if back:  # always, since it may match nothing: a path's characters before its hint
+                start = size - back.end()
             m = _PATH.match(text, start)
             if m is None or m.end() <= end:
                 continue
