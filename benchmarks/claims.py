@@ -43,20 +43,6 @@ def reference() -> int:
     return total
 
 
-def panel_of(panels: list[claimset.Panel], seats: int, tokens: int) -> dict[str, str]:
-    out = {}
-    for k in range(seats):
-        parts: list[str] = []
-        i = k
-        while estimate_text_tokens("\n\n".join(parts)) < tokens:
-            panel = panels[i % len(panels)]
-            answers = [panel.answers[s] for s in sorted(panel.answers)]
-            parts.append(f"## {panel.name}\n\n{answers[k % len(answers)]}")
-            i += 3
-        out[f"seat{k + 1}"] = "\n\n".join(parts)
-    return out
-
-
 def least(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
     """The least CPU time of ``fn`` and of the reference loop, run alternately, in milliseconds."""
     best, yardstick = float("inf"), float("inf")
@@ -88,7 +74,7 @@ def quality(panels: list[claimset.Panel], per_panel: bool) -> None:
 
 
 def cost(panels: list[claimset.Panel], seats: int, tokens: int, repeats: int) -> None:
-    answers = panel_of(panels, seats, tokens)
+    answers = claimset.panel_of(panels, seats, tokens)
     split = {seat: claims.split(text) for seat, text in answers.items()}
     groups = claims.group(answers)
     sizes = ", ".join(f"{estimate_text_tokens(a)}" for a in answers.values())

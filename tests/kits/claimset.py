@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwarmers_mcp.engine import claims
+from benchwarmers_mcp.messages import estimate_text_tokens
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "claims"
 
@@ -132,3 +133,20 @@ def evaluate(panels: Sequence[Panel], policy: claims.GroupingPolicy | None = Non
     for panel in panels:
         total.add(score(panel, claims.group(panel.answers, policy)))
     return total
+
+
+def panel_of(panels: Sequence[Panel], seats: int = 5, tokens: int = 2000) -> dict[str, str]:
+    """A big panel made deterministically from the set (``benchmarks/claims.py`` times it): seat k strings
+    together, each under its panel's name as a heading, the k-th answer (by seat order) of panels k, k+3,
+    k+6, ... until it holds about ``tokens`` tokens."""
+    out = {}
+    for k in range(seats):
+        parts: list[str] = []
+        i = k
+        while estimate_text_tokens("\n\n".join(parts)) < tokens:
+            panel = panels[i % len(panels)]
+            answers = [panel.answers[s] for s in sorted(panel.answers)]
+            parts.append(f"## {panel.name}\n\n{answers[k % len(answers)]}")
+            i += 3
+        out[f"seat{k + 1}"] = "\n\n".join(parts)
+    return out

@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -477,16 +477,7 @@ plus avec à ou se sa son ses leur el los las del por para con una es y lo al
 _TOKEN = re.compile(r"[\w$]+(?:['’.][\w$]+)*")
 _CAMEL_INSIDE = re.compile(r"[a-z][A-Z]")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-
-
-
-
-
-
-
-
+_DOTS = re.compile(r"[._]+")
 
 _PREFIX = 6  # letters a stemmed word is cut to: predictable and predict meet, so do iterate and iteration
 
@@ -518,31 +509,17 @@ def _stem(word: str) -> str:
     if word[-1] == "y" and len(word) > 3:
         word = word[:-1] + "i"
     return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ingly", "edly", "ing", "ed", "tion", "sion"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[:-len(suffix)] + ("t" if suffix == "tion" else "s" if suffix == "sion" else "")
-            if suffix in ("ing", "ed") and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]
-            break
-    else:
-        if word.endswith("ly") and len(word) > 5:
-            word = word[:-2]
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    if word.endswith("y") and len(word) > 3:
-        word = word[:-1] + "i"
-    return word
 
 
 def _word(word: str) -> tuple[str, ...]:
     """One word's normalised tokens: lower case, stemmed and cut to ``_PREFIX`` letters, stop words out;
     an identifier is kept whole and in parts (``findById`` -> findbyid, find, id)."""
-    if word.isalpha() and word.islower():  # most words: plain and lower case
-        return () if word in _STOP or len(word) < 2 else (_stem(word)[:_PREFIX],)
+    if word.isalpha():
+        if word.islower():  # most words: plain and lower case
+            return () if word in _STOP or len(word) < 2 else (_stem(word)[:_PREFIX],)
+        if len(word) == 1 or word[1:].islower():  # capitalised: no camel case inside, one part
+            lower = word.lower()
+            return () if lower in _STOP or len(lower) < 2 else (_stem(lower)[:_PREFIX],)
     word = word.replace("’", "'")
     lower = word.lower()
     if lower in _STOP:
@@ -553,7 +530,7 @@ def _word(word: str) -> tuple[str, ...]:
     compound = "." in word or "_" in word.strip("_") or bool(_CAMEL_INSIDE.search(word))
     if compound:
         out.append(lower.strip("_"))
-        parts = [p.lower() for piece in re.split(r"[._]+", word) for p in _CAMEL_PARTS.findall(piece)]
+        parts = [p.lower() for piece in _DOTS.split(word) for p in _CAMEL_PARTS.findall(piece)]
         parts = [p for p in parts if p not in code_refs.EXTENSIONS]
     elif "'" in word:
         parts = [p for p in lower.split("'") if len(p) > 2]
@@ -570,11 +547,10 @@ class _Words:
         self.seen: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, text: str) -> frozenset[str]:
-        words = _TOKEN.findall(text)
+        words = set(_TOKEN.findall(text))
         seen = self.seen
-        for word in words:
-            if word not in seen:
-                seen[word] = _word(word)
+        for word in words.difference(seen):
+            seen[word] = _word(word)
         return frozenset(chain.from_iterable(map(seen.__getitem__, words)))
 
 
@@ -632,31 +608,36 @@ def _items(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy) -> tup
     ordered = [(seat, c) for seat in sorted(claims) for c in sorted(claims[seat], key=lambda c: (c.span, c.text))]
     tokens = _Words()
     words = [tokens(c.text) for _, c in ordered]
-    n = len(ordered)
-    df: dict[str, int] = defaultdict(int)
-    for keys in words:
-        for w in keys:
-            df[w] += 1
+    n, seats = len(ordered), len(claims)
+    df = Counter(chain.from_iterable(words))
+    named_df: Counter[str] = Counter()  # symbol -> the claims naming it
+    line_df: Counter[int] = Counter()  # line number -> the claims citing it
     refs: list[tuple[list[str], tuple[tuple[str, int, int], ...]]] = []  # each claim's symbols and lines
+    nothing: tuple[list[str], tuple[tuple[str, int, int], ...]] = ([], ())
     for _, c in ordered:
+        if not c.refs:
+            refs.append(nothing)
+            continue
         named = [r[7:] for r in c.refs if r.startswith("symbol:")]
-        cited = _parse_lines(r[5:] for r in c.refs if r.startswith("line:"))
+        cited = _parse_lines([r[5:] for r in c.refs if r.startswith("line:")])
         refs.append((named, cited))
-        for sym in named:
-            df["symbol:" + sym] += 1
-        for line in {lo for _, lo, _ in cited}:
-            df[f"line:{line}"] += 1
-    cap = max(len(claims) + 1.0, policy.common * n)  # a claim every seat made, one seat twice
+        if named:
+            named_df.update(named)
+        if cited:
+            line_df.update({lo for _, lo, _ in cited})
+    cap = max(seats + 1.0, policy.common * n)  # a claim every seat made, one seat twice
     idf = {w: math.log(1 + n / d) for w, d in df.items() if d <= cap}
+    square = {w: x * x for w, x in idf.items()}
+    named_rarity = {sym: _rarity(n, d, seats) for sym, d in named_df.items()}
     items = []
-    for i, ((seat, claim), keys, (symbol_list, lines)) in enumerate(zip(ordered, words, refs, strict=True)):
-        kept = [w for w in sorted(keys) if w in idf]
-        norm = math.sqrt(sum(idf[w] * idf[w] for w in kept)) or 1.0
-        symbols = {sym: _rarity(n, df["symbol:" + sym], len(claims)) for sym in symbol_list}
+    for i, ((seat, claim), keys, (named, lines)) in enumerate(zip(ordered, words, refs, strict=True)):
+        kept = sorted([w for w in keys if w in idf])
+        norm = math.sqrt(sum(map(square.__getitem__, kept))) or 1.0
+        symbols = {sym: named_rarity[sym] for sym in named} if named else {}
         items.append(_Item(i, seat, claim, keys, {w: idf[w] / norm for w in kept},
-                           frozenset(f for f, _, _ in lines if f), lines, symbols, _tails(symbols)))
-    line_rarity = {int(k[5:]): _rarity(n, v, len(claims)) for k, v in df.items() if k.startswith("line:")}
-    return items, line_rarity
+                           frozenset(f for f, _, _ in lines if f) if lines else frozenset(), lines, symbols,
+                           _tails(symbols) if symbols else symbols))
+    return items, {line: _rarity(n, d, seats) for line, d in line_df.items()}
 
 
 def _symbol_evidence(a: _Item, b: _Item) -> float:
@@ -692,19 +673,18 @@ def _line_evidence(a: _Item, b: _Item, slack: int, rarity: dict[int, float]) -> 
 
 class _Scores:
     """Pair scores, each worked out once when first asked for: the cosine of the words plus the
-    evidence of the references. The cosines that reach the threshold are summed at the start, claim by
-    claim over the postings of its words (only pairs that share a word are touched)."""
+    evidence of the references. The cosines are summed at the start, claim by claim over the postings
+    of its words (only pairs that share a word are touched)."""
 
     def __init__(self, items: list[_Item], policy: GroupingPolicy, rarity: dict[int, float]) -> None:
         self.items, self.policy, self.rarity = items, policy, rarity
         self.known: dict[tuple[int, int], tuple[float, bool]] = {}
-        self.close: dict[tuple[int, int], float] = {}  # the pairs whose words alone reach the threshold
+        # claim -> the later claims sharing a word with it -> the cosine, summed in the words' order
+        self.cosines: list[dict[int, float]] = [{} for _ in items]
         postings: dict[str, list[tuple[int, float]]] = {}  # word -> the later claims that have it
-        threshold, close = policy.threshold, self.close
         for item in reversed(items):
-            i = item.index
-            row: dict[int, float] = {}  # the later claims sharing a word with this one -> the cosine so far
-            get = row.get
+            row = self.cosines[item.index]
+            get, i = row.get, item.index
             for w, v in item.vector.items():
                 posting = postings.get(w)
                 if posting is None:
@@ -713,9 +693,6 @@ class _Scores:
                 for j, vj in posting:
                     row[j] = get(j, 0.0) + v * vj
                 posting.append((i, v))
-            for j, cosine in row.items():
-                if cosine >= threshold:
-                    close[(i, j)] = cosine
 
     def __call__(self, i: int, j: int) -> tuple[float, bool]:
         """The pair's score, and whether one seat could have said it twice (if both cite lines, the
@@ -728,24 +705,23 @@ class _Scores:
 
     def _score(self, i: int, j: int) -> tuple[float, bool]:
         a, b, policy = self.items[i], self.items[j], self.policy
-        score = self.close.get((i, j))
-        if score is None:
-            va, vb = a.vector, b.vector
-            score = sum(va[w] * vb[w] for w in sorted(va.keys() & vb.keys()))
-        if a.symbols and b.symbols:
+        score = self.cosines[i].get(j, 0.0)
+        if a.symbols and b.symbols and not a.tails.keys().isdisjoint(b.tails):
             score += policy.symbol * _symbol_evidence(a, b)
         line = _line_evidence(a, b, policy.line_slack, self.rarity) if a.lines and b.lines else None
         if line is not None and line[0] == _OTHER:
             score -= policy.line_conflict
         elif line is not None:
             score += policy.line * line[1]
-        if line is None and a.cited and b.cited and not a.cited & b.cited:
+        if line is None and a.cited and b.cited and a.cited.isdisjoint(b.cited):
             score -= policy.file_conflict
         return score, line is None or line[0] == _SAME
 
     def ranked(self) -> list[tuple[float, tuple[int, int]]]:
         """The pairs that reach the threshold, best first: only those whose words alone reach it or
         that share a symbol's name or a line number can."""
+        threshold = self.policy.threshold
+        pairs = {(i, j) for i, row in enumerate(self.cosines) for j, cosine in row.items() if cosine >= threshold}
         named: dict[str, list[int]] = defaultdict(list)  # symbol -> the claims that name it
         tails: dict[str, list[int]] = defaultdict(list)  # symbol -> the claims naming it or a.b.<it>
         lines: dict[int, list[tuple[int, str]]] = defaultdict(list)  # line -> (claim, its file or "")
@@ -757,14 +733,22 @@ class _Scores:
             for base, lo, hi in item.lines:
                 for line in range(lo, min(hi, lo + 50) + 1):
                     lines[line].append((item.index, base))
-        pairs = set(self.close)
         for sym, members in named.items():
-            pairs.update((min(x, y), max(x, y)) for x in members for y in tails[sym] if x != y)
+            pairs.update((x, y) if x < y else (y, x) for x in members for y in tails[sym] if x != y)
         for citing in lines.values():
-            pairs.update((x, y) for k, (x, fx) in enumerate(citing) for y, fy in citing[k + 1:]
-                         if x != y and (fx == fy or not fx or not fy))
-        scored = [(self(*p)[0], p) for p in pairs]
-        return sorted(((s, p) for s, p in scored if s >= self.policy.threshold), key=lambda sp: (-sp[0], sp[1]))
+            if len(citing) > 1:
+                pairs.update((x, y) for k, (x, fx) in enumerate(citing) for y, fy in citing[k + 1:]
+                             if x != y and (fx == fy or not fx or not fy))
+        known, score = self.known, self._score
+        best = []
+        for pair in pairs:
+            found = known.get(pair)
+            if found is None:
+                found = known[pair] = score(*pair)
+            if found[0] >= threshold:
+                best.append((-found[0], pair))
+        best.sort()
+        return [(-s, pair) for s, pair in best]
 
 
 def group_claims(claims: Mapping[str, Sequence[Claim]], policy: GroupingPolicy | None = None) -> list[Group]:
@@ -804,6 +788,7 @@ def _may_join(a: list[int], b: list[int], items: list[_Item], scores: _Scores, p
 def _finish(clusters: list[list[int]], items: list[_Item], scores: _Scores) -> list[Group]:
     made: list[tuple[tuple[int, int, str], Group]] = []
     taken: set[str] = set()
+    known = scores.known
     keys = [" ".join(sorted(item.words)) + "|" + " ".join(item.claim.refs) for item in items]
     contents = ["\n".join(sorted(keys[i] for i in members)) for members in clusters]
     for content, members in sorted(zip(contents, clusters, strict=True)):
@@ -815,7 +800,8 @@ def _finish(clusters: list[list[int]], items: list[_Item], scores: _Scores) -> l
         taken.add(digest)
 
         def closeness(i: int, members: list[int] = members) -> tuple[float, int, int]:
-            return sum(scores(i, j)[0] for j in members if j != i), -len(items[i].claim.text), -i
+            return (sum((known.get((i, j) if i < j else (j, i)) or scores(i, j))[0] for j in members if j != i),
+                    -len(items[i].claim.text), -i)
 
         central = max(members, key=closeness) if len(members) > 1 else members[0]
         seats = tuple(sorted({items[i].seat for i in members}))

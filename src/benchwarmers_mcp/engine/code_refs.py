@@ -30,7 +30,11 @@ _PATH = re.compile(
     r"(?:(?::|#L)(\d+)(?:\s?[-–]\s?L?(\d+))?)?", re.I)
 # Each pattern below leads with a literal or a set of characters, so one pass over an answer skips ahead
 # instead of trying a match at every character; the context a match needs is checked around each hit.
-_PATH_HINT = re.compile(rf"\.(?:{_EXT})(?![\w(-])|Dockerfile|Makefile|Procfile", re.I)
+# A path's ending, and the names of files without one. Two patterns, each with a fixed lead (a dot, one
+# of six letters), because a pattern of alternatives ignoring case would be tried at every character.
+_PATH_DOT = re.compile(rf"\.(?i:{_EXT})(?![\w(-])")
+_PATH_NAME = re.compile(r"[DdMmPp](?i:ockerfile|akefile|rocfile)")
+_PATH_BACK = re.compile(r"[\w$./-]*")  # read backwards from a hint: the path's characters before it
 _LINE = re.compile(
     r"[LlZzRrс](?:ines?|INES?|ignes?|[íi]neas?|inha|eilen?|ig(?:a|he)|трок\w*|(?<=L)(?=\d))\s*(\d+)"
     r"(?:\s*(?:-|–|—|to|bis|à|a|al)\s*(\d+))?(?![\w.]\w)")
@@ -78,6 +82,9 @@ class Found:
     symbols: tuple[str, ...]
 
 
+_NOTHING = Found((), (), (), ())  # a text that points at no code
+
+
 def _span_of(lo: str, hi: str | None) -> tuple[int, int]:
     first, last = int(lo), int(hi) if hi else int(lo)
     return (first, last) if first <= last <= first + 500 else (first, first)
@@ -96,20 +103,23 @@ class Refs:
 
     def __init__(self, text: str) -> None:
         self.paths: list[tuple[int, str, tuple[int, int] | None]] = []
-        bare = list(text)  # the text with its paths blanked, the same length
-        end = 0
-        for hint in _PATH_HINT.finditer(text):
-            start = hint.start()
-            while start > end and (_in_word(text[start - 1]) or text[start - 1] in "./-"):
-                start -= 1
+        pieces: list[str] = []  # the text with its paths blanked, the same length
+        end, size, backwards = 0, len(text), text[::-1]
+        hints = [m.start() for m in _PATH_DOT.finditer(text)]
+        if _PATH_NAME.search(text):
+            hints = sorted(hints + [m.start() for m in _PATH_NAME.finditer(text)])
+        for start in hints:
+            back = _PATH_BACK.match(backwards, size - start, size - end) if start > end else None
+            if back:  # always, since it may match nothing: a path's characters before its hint
+                start = size - back.end()
             m = _PATH.match(text, start)
             if m is None or m.end() <= end:
                 continue
             lines = _span_of(m.group(2), m.group(3)) if m.group(2) else None
             self.paths.append((m.start(), _norm_file(m.group(1)), lines))
-            bare[m.start():m.end()] = " " * (m.end() - m.start())
+            pieces += [text[end:m.start()], " " * (m.end() - m.start())]
             end = m.end()
-        self.bare = "".join(bare)
+        self.bare = "".join(pieces) + text[end:] if pieces else text
         self.lines = self._lines(self.bare)
         self.symbols = self._symbols(text, self.bare)
         self.starts = ([p[0] for p in self.paths], [ln[0] for ln in self.lines], [sym[0] for sym in self.symbols])
@@ -169,10 +179,14 @@ class Refs:
         after it (``line 42 of db.py``), else of the last file named before it in the span."""
         paths, lines, symbols = self.starts
         first, last = bisect_left(paths, start), bisect_left(paths, end)
+        line_from, line_to = bisect_left(lines, start), bisect_left(lines, end)
+        named = self.symbols[bisect_left(symbols, start):bisect_left(symbols, end)]
+        if first == last and line_from == line_to and not named:
+            return _NOTHING
         files = self.paths[first:last]
         bound = [(_base(path), *span) for _, path, span in files if span]
         bare = []
-        for at, lo, hi, stop in self.lines[bisect_left(lines, start):bisect_left(lines, end)]:
+        for at, lo, hi, stop in self.lines[line_from:line_to]:
             after = bisect_left(paths, stop, first, last)
             if after < last and paths[after] - stop <= _NEXT_TO:
                 bound.append((_base(self.paths[after][1]), lo, hi))
@@ -181,12 +195,13 @@ class Refs:
             else:
                 bare.append((lo, hi))
         return Found(tuple(path for _, path, _ in files), tuple(bound), tuple(bare),
-                      tuple(sorted({name for _, name in self.symbols[bisect_left(symbols, start):
-                                                                      bisect_left(symbols, end)]})))
+                     tuple(sorted({name for _, name in named})))
 
 
 def merged(found: Iterable[Found]) -> Found:
-    parts = list(found)
+    parts = [p for p in found if p is not _NOTHING]
+    if len(parts) < 2:
+        return parts[0] if parts else _NOTHING
     return Found(tuple(f for p in parts for f in p.files), tuple(b for p in parts for b in p.bound),
                   tuple(b for p in parts for b in p.bare), tuple(sorted({s for p in parts for s in p.symbols})))
 
@@ -203,8 +218,11 @@ def keys(found: Found, context: tuple[str, ...] = ()) -> tuple[str, ...]:
         return ()
     out = {r for r in context if r.startswith(("file:", "symbol:"))}
     out.update("file:" + f for f in found.files)
-    where = _base(next((r[5:] for r in context if r.startswith("file:")), ""))
-    for base, first, last in (*found.bound, *((where, lo, hi) for lo, hi in found.bare)):
+    cited = found.bound
+    if found.bare:
+        where = _base(next((r[5:] for r in context if r.startswith("file:")), ""))
+        cited += tuple((where, lo, hi) for lo, hi in found.bare)
+    for base, first, last in cited:
         out.add(f"line:{base + ':' if base else ''}{first}" + (f"-{last}" if last != first else ""))
     out.update("symbol:" + sym for sym in found.symbols)
     return tuple(sorted(out))
