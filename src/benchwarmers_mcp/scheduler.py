@@ -101,6 +101,7 @@ JOBS: dict[str, Job] = {job.name: job for job in (
     Job("capabilities", "sun 07:00", "benchwarmers_mcp.health.jobs:capabilities", "tools and reasoning"),
     Job("deprecations", "08:00", "benchwarmers_mcp.health.jobs:deprecations", "listings, then auto-retire"),
     Job("suite", "03:00, 09:00, 15:00, 21:00", "benchwarmers_mcp.suite.runner:scheduled", "the review suite"),
+    Job("backup", "04:00", "benchwarmers_mcp.backups:scheduled", "a backup of the store, the last few kept"),
 )}
 
 

@@ -120,6 +120,12 @@ def _feed(text: str) -> str:
     return text
 
 
+def _count(text: str) -> int:
+    if not text.isdigit() or len(text) > 9:
+        raise ValueError
+    return int(text)
+
+
 def _choice(text: str, words: tuple[str, ...]) -> str:
     if text.lower() not in words:
         raise ValueError
@@ -188,6 +194,7 @@ ORIGINS = Kind("origins like https://app.example.com, separated by commas", _ori
 FOLDER = Kind("a folder's path", lambda text: Path(text).expanduser())
 SECRET = Kind("a secret", str, blank="")  # spaces only: set, so the start-up check refuses it as too short
 FEED = Kind("an http(s):// URL (empty leaves that feed out)", _feed, empty="", blank="")
+COUNT = Kind("a whole number, 0 or more", lambda text: _count(text))
 LOG_FORMAT = Kind("text or json", lambda text: _choice(text, LOG_FORMATS), text_of=str)
 STORE = Kind(f"a PostgreSQL URL ({URL_FORM}) or the path of a SQLite file", _store, show=mask_url)
 
@@ -227,6 +234,8 @@ VARIABLES = (
     Variable("BENCHWARMERS_DATABASE_URL", "database_url", STORE),
     Variable("BENCH_METRICS_TOKEN", "metrics_token", SECRET),
     Variable("BENCH_LOG_FORMAT", "log_format", LOG_FORMAT),
+    Variable("BENCH_BACKUP_DIR", "backup_dir", FOLDER),
+    Variable("BENCH_BACKUP_KEEP", "backup_keep", COUNT),
 )
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 
@@ -305,6 +314,8 @@ class Settings:
     database_url: str | None = field(default=None, repr=False)
     metrics_token: str | None = field(default=None, repr=False)  # opens GET /metrics alone (the admin's too)
     log_format: str = "text"  # or "json": one JSON object a line (cli/server.py's log_config)
+    backup_dir: Path | None = None  # where backups go (None: the data folder's backups/)
+    backup_keep: int = 7  # the scheduler's backup job keeps this many (0: it takes none)
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # HTTP(S)_PROXY or ALL_PROXY is set: outbound calls keep httpx's own transport, which reads them
     upstream_proxy: bool = False

@@ -90,18 +90,27 @@ def _row(kind: Kind, row: dict[str, Any], dialect: str) -> dict[str, Any]:
 
 
 async def rows(db: Reader, kind: Kind, since: float | None = None) -> AsyncIterator[dict[str, Any]]:
-    """The kind's rows in key order, in batches (``since``: those its condition keeps)."""
-    where, params = ("", ()) if since is None or kind.since is None else (f" WHERE {kind.since}", (since,))
-    order = "id" if kind.serial else ", ".join(kind.key)
-    offset = 0
+    """The kind's rows in key order (``since``: those its condition keeps), a batch at a time after
+    the last key read (rows a running server adds meanwhile neither shift nor repeat one)."""
+    where, params = ([], []) if since is None or kind.since is None else ([kind.since], [since])
+    key = "id" if kind.serial else kind.key[0] if len(kind.key) == 1 else None
+    if key is None:  # a small table keyed by several columns: read whole
+        order = ", ".join(kind.key)
+        sql = f"SELECT * FROM {kind.table}{' WHERE ' + where[0] if where else ''} ORDER BY {order}"
+        for row in await db.fetchall(sql, tuple(params)):
+            yield _row(kind, dict(row), db.dialect)
+        return
+    last: Any = None
     while True:
-        batch = await db.fetchall(f"SELECT * FROM {kind.table}{where} ORDER BY {order} LIMIT ? OFFSET ?",
-                                  (*params, BATCH, offset))
+        conditions = where + ([f"{key} > ?"] if last is not None else [])
+        sql = (f"SELECT * FROM {kind.table}{' WHERE ' + ' AND '.join(conditions) if conditions else ''}"
+               f" ORDER BY {key} LIMIT ?")
+        batch = await db.fetchall(sql, (*params, *([last] if last is not None else []), BATCH))
         for row in batch:
             yield _row(kind, dict(row), db.dialect)
         if len(batch) < BATCH:
             return
-        offset += BATCH
+        last = batch[-1][key]
 
 
 async def lines(db: Reader, since: float | None = None, now: float | None = None) -> AsyncIterator[str]:
@@ -129,7 +138,7 @@ def parse(text_lines: Iterable[str]) -> Iterable[tuple[int, Kind, dict[str, Any]
                 raise BadExport(f"line {number}: format version {item.get('version')!r}; this version reads {VERSION}")
             seen_header = True
             continue
-        kind = BY_TABLE.get(item.get("kind")) if isinstance(item, dict) else None
+        kind = BY_TABLE.get(str(item.get("kind"))) if isinstance(item, dict) else None
         row = item.get("row") if isinstance(item, dict) else None
         if kind is None or not isinstance(row, dict) or not row:
             raise BadExport(f"line {number}: not a row of a known kind ({', '.join(BY_TABLE)})")
