@@ -38,18 +38,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _since(text: str | None) -> float | None:
+    """``--since`` as epoch seconds (UTC unless it names a zone); ValueError for what is no date."""
     if text is None:
         return None
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise SystemExit(_usage(f"--since takes a date like 2026-12-01 or an ISO time, not {text!r}")) from None
+    moment = datetime.fromisoformat(text.strip())
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def _usage(message: str) -> int:
-    print(f"benchwarmers: {message}", file=sys.stderr, flush=True)
-    return 2
 
 
 def run(command: str, args: argparse.Namespace, settings: Settings) -> int:
@@ -60,6 +53,11 @@ def run(command: str, args: argparse.Namespace, settings: Settings) -> int:
             setattr(args, name, Path(getattr(args, name)).expanduser())
     if command == "import" and not args.file.is_file():
         return refuse(f"there is no file {args.file}")
+    if command == "export":
+        try:
+            args.since = _since(args.since)
+        except ValueError:
+            return refuse(f"--since takes a date like 2026-12-01 or an ISO time, not {args.since!r}", 2)
     try:
         return anyio.run(_run, command, args, settings)
     except _Failed as e:
@@ -89,10 +87,9 @@ async def _run(command: str, args: argparse.Namespace, settings: Settings) -> in
             print(restored.text(), file=sys.stderr)
             return 0
         if command == "export":
-            since = _since(args.since)
             async with Database(settings.store_target) as db:
                 written = 0
-                async for line in export.lines(db, since):
+                async for line in export.lines(db, args.since):
                     sys.stdout.write(line)
                     written += 1
             sys.stdout.flush()
@@ -105,8 +102,10 @@ async def _run(command: str, args: argparse.Namespace, settings: Settings) -> in
                 done = await export.import_rows(db, export.parse(lines))
         added, skipped = sum(done.added.values()), sum(done.skipped.values())
         kinds = ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in done.added.items() if n)
+        skipped_kinds = ", ".join(f"{n:,} {k}" for k, n in done.skipped.items() if n)
         print(f"imported {file} into {label} in {time.monotonic() - started:.1f} s: {added:,} rows added"
-              f"{' (' + kinds + ')' if kinds else ''}, {skipped:,} already there", file=sys.stderr)
+              f"{' (' + kinds + ')' if kinds else ''}, {skipped:,} already there"
+              f"{' (' + skipped_kinds + ')' if skipped_kinds else ''}", file=sys.stderr)
         return 0
     except backups.Refused as e:
         raise _Failed(str(e)) from None

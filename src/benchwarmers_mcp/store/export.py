@@ -7,7 +7,8 @@ order (a row comes after the rows it points at). Values are JSON: numbers, text 
 written, a NUL included), null. Left out: provider keys (they live in the config folder's key
 store, never in the store), an endpoint's header values (one may hold a key: the names are kept,
 each value empty, and the importing user sets them again), gateway keys, the usage ledger, the
-live feed and every per-process table.
+live feed and every per-process table; and each model's health tally, which the store's triggers
+make again from the seats and route turns as they go in (so the ratings' health evidence follows).
 
 Import skips what is already there: a row whose key (``Kind.key``: its name or id) the store has.
 Rows with a serial ``INTEGER`` id (verdicts, route turns, suite runs and results, alerts) are
@@ -67,7 +68,6 @@ KINDS: tuple[Kind, ...] = (
     Kind("suite_answers", ("run", "item", "alias", "at"), serial=True,
          refs={"run": "suite_runs", "item": "suite_items"},
          since="run IN (SELECT id FROM suite_runs WHERE created_at >= ?)"),
-    Kind("health_tally", ("alias", "day")),
     Kind("alerts", ("kind", "subject", "at"), serial=True, since="at >= ?"),
 )
 BY_TABLE = {k.table: k for k in KINDS}
