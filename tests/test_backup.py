@@ -187,3 +187,24 @@ def test_the_backup_settings_are_read_by_the_one_parser(tmp_path: Path) -> None:
     assert (read.backup_keep, read.backup_dir) == (3, tmp_path)
     with pytest.raises(BadSettings, match="BENCH_BACKUP_KEEP must be a whole number"):
         Settings.from_env({"BENCH_BACKUP_KEEP": "-1"}, home=tmp_path)
+
+
+@pytest.mark.parametrize("store_backend", ["postgresql"], indirect=True)
+def test_on_postgresql_a_backup_is_the_export_and_restore_reads_it_back(
+        bench: Path, cli_env: Settings, net: Loopback, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_env.database_url
+    monkeypatch.setenv("BENCHWARMERS_DATABASE_URL", cli_env.database_url)
+    base = serve_gateway(net, cli_env)
+    openai_sdk(net, base).chat.completions.create(model="bench/core", messages=[{"role": "user", "content": "one"}])
+    assert main(["backup", str(tmp_path)]) == 0
+    said = capsys.readouterr().err
+    (copy,) = tmp_path.glob("benchwarmers-*.jsonl")
+    assert f"written: {copy}" in said and "postgresql" in said
+    assert copy.read_text(encoding="utf-8").startswith('{"format": "benchwarmers-export"')
+    assert main(["restore", str(copy)]) == 1
+    assert "a server holds this store" in capsys.readouterr().err
+    net.stop(base)
+    assert main(["restore", str(copy)]) == 0
+    said = capsys.readouterr().err
+    assert "1 panels" in said and "2 seats" in said, said

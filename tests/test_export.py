@@ -19,7 +19,7 @@ import pytest
 from benchwarmers_mcp.cli.main import main
 from benchwarmers_mcp.engine.learning import ratings_for
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, calls, endpoints, logs
+from benchwarmers_mcp.store import Database, alerts, calls, endpoints, logs, suite
 from benchwarmers_mcp.store import export as export_store
 from tests.kits.gateway import openai_sdk, serve_gateway
 from tests.kits.loopback import Loopback
@@ -57,7 +57,22 @@ def history(home: Path, upstream: str, settings: Settings, net: Loopback, http: 
 
             await endpoints.add(db, replace(found, headers={"X-Secret": HEADER_SECRET}))
 
+    async def suite_and_alert() -> None:  # a suite run with scored answers, and an alert
+        async with Database(settings.store_target) as db:
+            run = await suite.create_run(db, {"models": ["fast", "medium"]}, {},
+                                         [suite.PlannedItem(a, "fake", "task-1") for a in ("fast", "medium")])
+            for item in await suite.items(db, run):
+                assert await suite.hold_item(db, item.id, "test", time.time() + 60)
+                found = item.alias == "fast"
+                row = suite.AnswerRow(item.alias, "task-1", "ok", True, "found" if found else "missed", "why",
+                                      "a planted fault", answer="an answer", found=found, chances=1,
+                                      item=item.id, run=run)
+                assert await suite.settle_item(db, item, "test", row) is not None
+            await suite.finish_run(db, run, "done")
+            await alerts.raise_one(db, "went-paid", "slow", "slow is paid now")
+
     anyio.run(header)
+    anyio.run(suite_and_alert)
     base = serve_gateway(net, settings)
     client = openai_sdk(net, base)
     judged = []
@@ -85,6 +100,8 @@ async def _view(target: Path | str) -> dict[str, Any]:
             "panels": await logs.panels(db),
             "records": [(p.id, p.collection, p.prompt) for p in await calls.panels(db)],
             "counts": await export_store.counts(db),
+            "suite": [(r["alias"], r["state"], r["answer"] is not None)
+                      async for r in export_store.rows(db, export_store.BY_TABLE["suite_items"])],
         }
 
 
@@ -105,7 +122,8 @@ def test_export_then_import_into_a_fresh_folder_gives_the_same_bench(
     assert head["format"] == "benchwarmers-export" and head["version"] == 1 and head["since"] is None
     kinds = {line["kind"] for line in lines[1:]}
     assert {"endpoints", "models", "collections", "collection_members", "panels", "seats", "verdicts",
-            "route_conversations", "route_calls", "route_turns"} <= kinds
+            "route_conversations", "route_calls", "route_turns", "suite_runs", "suite_items", "suite_answers",
+            "alerts"} <= kinds
     text = file.read_text(encoding="utf-8")
     assert KEY not in text and HEADER_SECRET not in text
     (endpoint,) = [line["row"] for line in lines[1:] if line["kind"] == "endpoints"]
@@ -154,7 +172,7 @@ def test_since_keeps_the_configuration_and_the_record_from_then(
     lines = _export(capsys, tmp_path / "later.jsonl", "--since", "2999-01-01")
     kinds = {line["kind"] for line in lines[1:]}
     assert {"endpoints", "models", "collections"} <= kinds
-    assert not kinds & {"panels", "seats", "verdicts", "route_turns", "route_conversations"}
+    assert not kinds & {"panels", "seats", "verdicts", "route_turns", "route_conversations", "suite_runs", "alerts"}
     everything = _export(capsys, tmp_path / "all.jsonl", "--since", "2000-01-01")
     assert sum(1 for line in everything[1:] if line["kind"] == "verdicts") == len(history)
     assert main(["export", "--since", "last tuesday"]) == 2
