@@ -113,7 +113,8 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         return 2
     # the config folder may be read-only (keys from the environment, or a keys file mounted so)
     problem = folder_problem(settings.home) or folder_problem(settings.config_dir, "the config folder",
-                                                               "BENCHWARMERS_CONFIG", writable=False)
+                                                               "BENCHWARMERS_CONFIG", writable=False) or (
+        settings.backup_dir and folder_problem(settings.backup_dir, "the backup folder", "BENCH_BACKUP_DIR"))
     if problem:
         return refuse(problem)
     try:
