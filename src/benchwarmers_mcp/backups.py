@@ -11,8 +11,11 @@ the store (one seen in the store's ``replicas`` lately) and says what it restore
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, export, replicas
 from benchwarmers_mcp.store import backup as files
+from benchwarmers_mcp.store import copy as store_copy
 from benchwarmers_mcp.store.db import is_postgres_url
 
 PREFIX = "benchwarmers-"
@@ -152,4 +156,59 @@ async def restore(settings: Settings, path: Path, label: str) -> Restored:
         return Restored(path, label, await export.counts(db))
 
 
-__all__ = ["Refused", "Restored", "folder_of", "prune", "restore", "scheduled", "take", "target_of"]
+@dataclass(frozen=True)
+class Moved:
+    """A store copy's end: each table's rows on both sides, and the models whose rating differs."""
+
+    copied: store_copy.Copied
+    ratings: int
+    unequal_ratings: list[str]
+
+    @property
+    def equal(self) -> bool:
+        return not self.copied.unequal and not self.unequal_ratings
+
+
+Posterior = tuple[tuple[float, ...], str]
+
+
+async def _ratings(db: Database, now: float) -> dict[str, Posterior]:
+    """Every model's rating everywhere: its posterior's numbers, and the raw counts it came from."""
+    from benchwarmers_mcp.engine.learning import ratings_for
+
+    return {a: ((r.alpha, r.beta, r.weight, r.wrong_alpha, r.wrong_beta, r.health_ok, r.health_failed),
+                json.dumps(r.counts, sort_keys=True)) for a, r in (await ratings_for(db, "", "", now=now)).items()}
+
+
+def _close(a: Posterior, b: Posterior | None) -> bool:
+    # the same evidence summed in another order by another database: the last bits may differ
+    return b is not None and a[1] == b[1] and all(
+        math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12) for x, y in zip(a[0], b[0], strict=True))
+
+
+async def copy_to(settings: Settings, url: str, label: str,
+                  progress: Callable[[str, int], None] = lambda table, rows: None) -> Moved:
+    """The SQLite store copied into the PostgreSQL database at ``url`` (``store/copy.py``), then
+    every table's rows and every model's rating compared on both sides."""
+    if _postgres(settings):
+        raise Refused("the store is PostgreSQL already: store copy moves a SQLite store to PostgreSQL")
+    if not is_postgres_url(url):
+        raise Refused("--to takes a postgresql:// URL")
+    if not await anyio.Path(Path(settings.store_target)).is_file():
+        raise Refused(f"there is no store at {settings.store_target}")
+    async with Database(settings.store_target) as source, Database(url) as dest:
+        await _refuse_if_served(source)
+        try:
+            copied = await store_copy.copy(source, dest, label, progress=progress)
+        except store_copy.CopyRefused as e:
+            raise Refused(str(e)) from None
+        now = time.time()
+        before, after = await _ratings(source, now), await _ratings(dest, now)
+        unequal = sorted(a for a, r in before.items() if not _close(r, after.get(a)))
+        moved = Moved(copied, len(before), unequal)
+        if moved.equal:
+            await store_copy.finish(dest, label)
+        return moved
+
+
+__all__ = ["Moved", "Refused", "copy_to", "Restored", "folder_of", "prune", "restore", "scheduled", "take", "target_of"]

@@ -5,6 +5,7 @@
     benchwarmers restore PATH           a backup put back; refused while a server holds the store
     benchwarmers export [--since DATE]  the user's data as JSON lines on stdout (store/export.py)
     benchwarmers import FILE            an export read in, skipping what is there
+    benchwarmers store copy --to URL    the SQLite store copied into PostgreSQL (resumable), compared
 
 Each says what it did on stderr in one line (the export's lines alone go to stdout), and refuses
 in one line with exit 1 (2 for bad usage). No password is ever printed (``store_label``).
@@ -22,7 +23,7 @@ import anyio
 
 from benchwarmers_mcp.settings import Settings
 
-COMMANDS = ("backup", "restore", "export", "import")
+COMMANDS = ("backup", "restore", "export", "import", "store")
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,6 +36,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                                      "(YYYY-MM-DD or an ISO time; UTC unless it says)")
     imp = sub.add_parser("import", help="read an export into the store, skipping what is already there")
     imp.add_argument("file", help="the export (JSON lines)")
+    store = sub.add_parser("store", help="the store itself: copy a SQLite store into PostgreSQL")
+    store_sub = store.add_subparsers(dest="store_command", required=True)
+    copy = store_sub.add_parser("copy", help="copy this SQLite store into an empty PostgreSQL database, in "
+                                             "batches; run again to resume; compares row counts and ratings")
+    copy.add_argument("--to", required=True, metavar="URL", help="postgresql://user:password@host:5432/db")
 
 
 def _since(text: str | None) -> float | None:
@@ -62,6 +68,32 @@ def run(command: str, args: argparse.Namespace, settings: Settings) -> int:
         return anyio.run(_run, command, args, settings)
     except _Failed as e:
         return refuse(e.message)
+
+
+async def _copy(settings: Settings, url: str, label: str) -> int:
+    from benchwarmers_mcp import backups
+    from benchwarmers_mcp.store.db import mask_url
+
+    shown = mask_url(url)
+    said = {"table": ""}
+
+    def progress(table: str, rows: int) -> None:
+        if table != said["table"]:
+            said["table"] = table
+            print(f"copying {table} ...", file=sys.stderr, flush=True)
+
+    moved = await backups.copy_to(settings, url, label, progress)
+    rows = sum(a for a, _ in moved.copied.tables.values())
+    where = f"{label} to postgresql {shown}"
+    if not moved.equal:
+        tables = ", ".join(f"{t} {a} here, {b} there" for t, (a, b) in moved.copied.tables.items() if a != b)
+        ratings = ", ".join(moved.unequal_ratings)
+        raise _Failed(f"copied {where}, but they differ: {tables or 'rows equal'}; "
+                      f"{('ratings of ' + ratings) if ratings else 'ratings equal'}; run it again to resume")
+    print(f"copied {where}{' (resumed)' if moved.copied.resumed else ''}: {rows:,} rows in "
+          f"{len(moved.copied.tables)} tables, every count equal; {moved.ratings} models' ratings equal. "
+          "Set BENCHWARMERS_DATABASE_URL to it and start the servers.", file=sys.stderr)
+    return 0
 
 
 class _Failed(Exception):
@@ -95,6 +127,8 @@ async def _run(command: str, args: argparse.Namespace, settings: Settings) -> in
             sys.stdout.flush()
             print(f"exported {written - 1:,} rows of {label}", file=sys.stderr)
             return 0
+        if command == "store":
+            return await _copy(settings, args.to, label)
         file: Path = args.file
         async with Database(settings.store_target) as db:
             started = time.monotonic()
