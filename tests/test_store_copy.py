@@ -20,6 +20,7 @@ from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, calls, verdicts
 from benchwarmers_mcp.store import copy as store_copy
+from benchwarmers_mcp.store import export as export_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.verdicts import Verdict
 from tests.kits import postgres as pg_kit
@@ -92,7 +93,7 @@ def test_a_copy_stopped_halfway_resumes_to_equal_counts_and_ratings(
 
     async def counted() -> dict[str, int]:
         async with Database(target) as db:
-            return {t: int(await db.fetchval(f"SELECT COUNT(*) FROM {t}")) for t in ("panels", "seats", "verdicts")}
+            return await export_store.counts(db)
 
     found = anyio.run(counted)
     assert found["panels"] == PANELS and found["seats"] == 3 * PANELS and found["verdicts"] > PANELS // 2
