@@ -24,10 +24,10 @@ SOURCES = {
 FACES = {"app", "gateway", "web", "admin", "mcp", "cli", "__main__"}
 FLOORS = {
     **{name: 1 for name in FACES},
-    **{name: 2 for name in ("engine", "suite", "health", "scheduler")},
+    **{name: 2 for name in ("engine", "suite", "health", "scheduler", "backups")},
     **{name: 3 for name in ("upstream", "providers", "catalog", "access", "client")},
     **{name: 4 for name in ("store", "messages", "errors", "settings", "context", "inbound", "streamed", "routes",
-                            "clock", "__init__")},
+                            "clock", "metrics", "logformat", "__init__")},
 }
 # The composition root and the processes a command starts: each named, each with its reason.
 ALLOWED = {

@@ -131,7 +131,7 @@ async def test_the_404_names_the_tables_routes(settings: Settings) -> None:
 def test_the_clis_admin_rule_is_the_tables() -> None:
     assert remote.is_admin_path is is_admin_path
     for entry in TABLE:
-        assert is_admin_path(sample(entry) + "?x=1") == (entry.access == "admin"), entry.path
+        assert is_admin_path(sample(entry) + "?x=1") == (entry.access in ("admin", "metrics")), entry.path
     assert is_admin_path("/api/tags?name=x") is False and is_admin_path("/api/nothing") is True
 
 

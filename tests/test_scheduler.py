@@ -11,7 +11,7 @@ import anyio
 import httpx
 import pytest
 
-from benchwarmers_mcp import catalog
+from benchwarmers_mcp import backups, catalog
 from benchwarmers_mcp import scheduler as sched
 from benchwarmers_mcp.health import jobs
 from benchwarmers_mcp.scheduler import NOT_AVAILABLE, Job, Scheduler, due_slot, parse_schedule
@@ -197,4 +197,4 @@ def test_every_job_is_wired_to_its_code_in_this_install() -> None:
         "availability": ("05:00", jobs.availability), "catalog": ("06:00", catalog.refresh),
         "suite-free": ("06:00", runner.scheduled_free), "perf": ("mon 07:00", jobs.perf),
         "capabilities": ("sun 07:00", jobs.capabilities), "deprecations": ("08:00", jobs.deprecations),
-        "suite": ("03:00, 09:00, 15:00, 21:00", runner.scheduled)}
+        "suite": ("03:00, 09:00, 15:00, 21:00", runner.scheduled), "backup": ("04:00", backups.scheduled)}

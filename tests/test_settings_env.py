@@ -44,8 +44,12 @@ BAD: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "BENCH_SCHEDULER_TICK": ("abc", 2, ("seconds from 0.1",)),
     "BENCHWARMERS_DATABASE_URL": (f"host=db user=bench password={PASSWORD}", 2,
                                   ("PostgreSQL URL", "SQLite file", "keyword/value", "password=***")),
+    "BENCH_METRICS_TOKEN": ("short", 2, ("shorter than 16",)),
+    "BENCH_LOG_FORMAT": ("xml", 2, ("text or json",)),
+    "BENCH_BACKUP_DIR": (FILE, 1, ("is a file", "BENCH_BACKUP_DIR")),
+    "BENCH_BACKUP_KEEP": ("-1", 2, ("a whole number",)),
 }
-SECRETS = {"BENCHWARMERS_ADMIN_TOKEN", "BENCHWARMERS_DATABASE_URL"}
+SECRETS = {"BENCHWARMERS_ADMIN_TOKEN", "BENCHWARMERS_DATABASE_URL", "BENCH_METRICS_TOKEN"}
 
 
 def test_every_variable_has_a_bad_value_tried() -> None:
@@ -87,7 +91,7 @@ def test_a_bad_value_is_one_line_naming_it(name: str, tmp_path: Path, monkeypatc
         assert word in line, (word, line)
     if name in SECRETS:
         assert PASSWORD not in line and "'short'" not in line, line
-    elif name not in ("BENCHWARMERS_HOME", "BENCHWARMERS_CONFIG"):
+    elif name not in ("BENCHWARMERS_HOME", "BENCHWARMERS_CONFIG", "BENCH_BACKUP_DIR"):
         assert repr(value.strip())[1:-1] in line or repr(value.split(",")[-1].strip())[1:-1] in line, line
     assert not home.exists() and not (tmp_path / "config").exists(), "nothing was made before the refusal"
 

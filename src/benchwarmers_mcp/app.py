@@ -33,6 +33,7 @@ from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.health.onboarding import Onboarding
 from benchwarmers_mcp.inbound import access_of
+from benchwarmers_mcp.metrics import Metrics
 from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, liveness
@@ -206,12 +207,14 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             keys = KeyStore(settings.config_dir, settings.env_keys)
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            caller = ModelCaller(db, keys, http, transport=transport)  # model calls go to it directly
+            caller = ModelCaller(db, keys, http, transport=transport, metrics=metrics)  # calls go to it directly
             ctx = Context(settings, db, keys, http, caller, tg, route_tuning=route_tuning,
-                          events=feed, clock=clock or SystemClock())
+                          events=feed, clock=clock or SystemClock(), metrics=metrics)
+            metrics.watch_store(db.error_count)
             app.state.ctx = ctx
             ctx.spawn(feed.run, name="event feed")
             ctx.replica = replica_store.new_id()
+            metrics.identify(ctx.replica)
             await tg.start(replica_store.keep_present, db, ctx.replica)
             await limit_store.book_orphans(db, time.time())  # calls a crash left in flight: into the ledger
             app.state.mcp_http = None
@@ -239,7 +242,8 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             response.headers.update(exc.headers)
         return response
 
+    metrics = Metrics()  # this app's, so this process's: the guard counts requests, the rest the context's
     # the guard is outermost: every request, every route, before anything else reads it
-    middleware = [Middleware(Guard, settings=settings, render_error=render_error_for)]
+    middleware = [Middleware(Guard, settings=settings, render_error=render_error_for, metrics=metrics)]
     return Starlette(routes=mount(), lifespan=lifespan, middleware=middleware,
                      exception_handlers={HTTPException: http_error})

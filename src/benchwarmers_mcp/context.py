@@ -34,6 +34,7 @@ from anyio.abc import TaskGroup
 from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.errors import BenchError, Forbidden, ProviderError
 from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
+from benchwarmers_mcp.metrics import Metrics
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, names
 from benchwarmers_mcp.store import limits as limit_store
@@ -168,6 +169,7 @@ class Context:
     scheduler: Scheduling | None = None  # set by the app's lifespan
     onboarding: Onboarder | None = None  # set by the app's lifespan
     replica: str = ""  # this server's name among those on the store (store/replicas.py)
+    metrics: Metrics = field(default_factory=Metrics)  # this app's (metrics.py): GET /metrics reads it
 
     def spawn(self, work: Callable[..., Awaitable[object]], *args: Any, name: str) -> None:
         """Start ``work(*args)`` in the app's background task group: the one way anything starts

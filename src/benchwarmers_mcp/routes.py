@@ -29,8 +29,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-AccessClass = Literal["open", "gateway", "admin"]
-ACCESS_CLASSES: tuple[AccessClass, ...] = ("open", "gateway", "admin")
+# ``metrics``: the admin's credentials, or the metrics token (BENCH_METRICS_TOKEN) as Bearer
+AccessClass = Literal["open", "gateway", "admin", "metrics"]
+ACCESS_CLASSES: tuple[AccessClass, ...] = ("open", "gateway", "admin", "metrics")
 
 # Which module renders each shape's errors (``render_error``), imported when first needed.
 # ``models`` is the family three SDKs share (``/v1/models``): told apart by headers, see shapes.py.
@@ -102,6 +103,7 @@ HEALTH = "benchwarmers_mcp.admin.health:"
 
 _ROUTES: tuple[Entry, ...] = (
     Entry("/health", GET, "benchwarmers_mcp.app:health", "open", "openai"),
+    Entry("/metrics", GET, ADMIN + "metrics:get_metrics", "metrics", "openai"),
     Entry("/login", POST, ADMIN + "access:login", "open", "openai"),
     Entry("/login", GET, WEB + "site:login_page", "open", "openai"),
     Entry("/logout", POST, ADMIN + "access:logout", "open", "openai"),
@@ -311,7 +313,7 @@ def takes_query_key(path: str) -> bool:
 
 def is_admin_path(path: str) -> bool:
     """Whether a path (with or without a query) takes the admin token rather than a gateway key."""
-    return access_class(path.split("?", 1)[0]) == "admin"
+    return access_class(path.split("?", 1)[0]) in ("admin", "metrics")
 
 
 def is_page(path: str) -> bool:

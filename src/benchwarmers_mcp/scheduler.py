@@ -101,6 +101,7 @@ JOBS: dict[str, Job] = {job.name: job for job in (
     Job("capabilities", "sun 07:00", "benchwarmers_mcp.health.jobs:capabilities", "tools and reasoning"),
     Job("deprecations", "08:00", "benchwarmers_mcp.health.jobs:deprecations", "listings, then auto-retire"),
     Job("suite", "03:00, 09:00, 15:00, 21:00", "benchwarmers_mcp.suite.runner:scheduled", "the review suite"),
+    Job("backup", "04:00", "benchwarmers_mcp.backups:scheduled", "a backup of the store, the last few kept"),
 )}
 
 
@@ -281,13 +282,24 @@ class Scheduler:
         return await self.overview()
 
     async def _run(self, job: Job, claim: Claim) -> None:
+        status = "failed"
+        try:
+            status = await self._run_job(job, claim)
+        except anyio.get_cancelled_exc_class():
+            status = "cancelled"
+            raise
+        finally:
+            self.ctx.metrics.scheduler_run(job.name, status)
+
+    async def _run_job(self, job: Job, claim: Claim) -> str:
+        """The run of ``job`` its claim holds, recorded; its status."""
         assert claim.run is not None
         run = claim.run
         fn = job.resolve()
         if fn is None:
             await store.finish(self.ctx.db, job.name, run, now=self.clock.now(), status="not available",
                                note=NOT_AVAILABLE)
-            return
+            return "not available"
         status, note, detail = "ran", "", None
         started = anyio.current_time()
         try:
@@ -310,6 +322,7 @@ class Scheduler:
         seconds = anyio.current_time() - started
         await store.finish(self.ctx.db, job.name, run, now=self.clock.now(), status=status,
                            note=note or f"{seconds:.1f} s", detail=detail)
+        return status
 
     async def _beat(self, name: str, run: int) -> None:
         while True:

@@ -26,6 +26,7 @@ from benchwarmers_mcp.store.db import URL_FORM, mask_url, target_problem
 DEFAULT_PORT = 8122
 ON_WORDS = {"1", "true", "yes", "on"}
 OFF_WORDS = {"0", "false", "no", "off"}
+LOG_FORMATS = ("text", "json")  # BENCH_LOG_FORMAT: json is one JSON object a line (logformat.py)
 
 
 class BadSettings(ValueError):
@@ -119,6 +120,18 @@ def _feed(text: str) -> str:
     return text
 
 
+def _count(text: str) -> int:
+    if not text.isdigit() or len(text) > 9:
+        raise ValueError
+    return int(text)
+
+
+def _choice(text: str, words: tuple[str, ...]) -> str:
+    if text.lower() not in words:
+        raise ValueError
+    return text.lower()
+
+
 def _store(text: str) -> str:
     problem = target_problem(text)
     if problem:
@@ -181,6 +194,8 @@ ORIGINS = Kind("origins like https://app.example.com, separated by commas", _ori
 FOLDER = Kind("a folder's path", lambda text: Path(text).expanduser())
 SECRET = Kind("a secret", str, blank="")  # spaces only: set, so the start-up check refuses it as too short
 FEED = Kind("an http(s):// URL (empty leaves that feed out)", _feed, empty="", blank="")
+COUNT = Kind("a whole number, 0 or more", lambda text: _count(text))
+LOG_FORMAT = Kind("text or json", lambda text: _choice(text, LOG_FORMATS), text_of=str)
 STORE = Kind(f"a PostgreSQL URL ({URL_FORM}) or the path of a SQLite file", _store, show=mask_url)
 
 
@@ -217,6 +232,10 @@ VARIABLES = (
     Variable("BENCH_CATALOG_FREELLMAPI_URL", "catalog_freellmapi_url", FEED),
     Variable("BENCH_SCHEDULER_TICK", "scheduler_tick", TICK),
     Variable("BENCHWARMERS_DATABASE_URL", "database_url", STORE),
+    Variable("BENCH_METRICS_TOKEN", "metrics_token", SECRET),
+    Variable("BENCH_LOG_FORMAT", "log_format", LOG_FORMAT),
+    Variable("BENCH_BACKUP_DIR", "backup_dir", FOLDER),
+    Variable("BENCH_BACKUP_KEEP", "backup_keep", COUNT),
 )
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 
@@ -293,6 +312,10 @@ class Settings:
     # the store: a postgresql:// URL or a SQLite file's path (BENCHWARMERS_DATABASE_URL); None is
     # SQLite in the data folder. Never in repr: it may carry a password (show ``store.db.describe_target``)
     database_url: str | None = field(default=None, repr=False)
+    metrics_token: str | None = field(default=None, repr=False)  # opens GET /metrics alone (the admin's too)
+    log_format: str = "text"  # or "json": one JSON object a line (cli/server.py's log_config)
+    backup_dir: Path | None = None  # where backups go (None: the data folder's backups/)
+    backup_keep: int = 7  # the scheduler's backup job keeps this many (0: it takes none)
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # HTTP(S)_PROXY or ALL_PROXY is set: outbound calls keep httpx's own transport, which reads them
     upstream_proxy: bool = False

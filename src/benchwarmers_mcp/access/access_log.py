@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterable
 from urllib.parse import quote
 
+from benchwarmers_mcp.logformat import REQUEST, JsonLines
+
 KEYISH = re.compile(r"bwk_[A-Za-z0-9_-]*")
 PLAIN = re.compile(r"[!-~]*")  # printable ASCII, no space: a path kept as it is
 MAX_PATH = 200
@@ -24,13 +26,14 @@ LOGGER = "benchwarmers.access"
 QUIET = frozenset({"/health"})
 
 
-def to_stderr() -> None:
-    """Send the access log to stderr (the server command does this once at start)."""
+def to_stderr(log_format: str = "text") -> None:
+    """Send the access log to stderr (the server command does this once at start), as text lines
+    or JSON lines (``BENCH_LOG_FORMAT``)."""
     logger = logging.getLogger(LOGGER)
     if not any(getattr(h, "bench_access", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        handler.bench_access = True  # type: ignore[attr-defined]
+        handler.setFormatter(JsonLines() if log_format == "json" else logging.Formatter("%(message)s"))
+        handler.bench_access = log_format  # type: ignore[attr-defined]
         logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
@@ -64,7 +67,7 @@ class AccessLog:
         if not self._log.isEnabledFor(logging.INFO):
             return
         handlers = self._log.handlers
-        if len(handlers) == 1 and getattr(handlers[0], "bench_access", False) and not self._log.propagate:
+        if len(handlers) == 1 and getattr(handlers[0], "bench_access", "") == "text" and not self._log.propagate:
             # the server's own stderr handler (``to_stderr``) and no other: the line as it would
             # print, without a log record, a caller lookup and a lock (a third of a request's logging)
             stream = handlers[0].stream  # type: ignore[attr-defined]
@@ -74,4 +77,6 @@ class AccessLog:
             except (OSError, ValueError):  # stderr closed or gone: the request goes on (logging's way)
                 pass
             return
-        self._log.info(self.line(method, path, status, who, seconds))
+        verb, clean = method if method.isalpha() and len(method) <= 10 else "?", self.clean_path(path)
+        self._log.info(self.line(method, path, status, who, seconds), extra={REQUEST: {
+            "method": verb, "path": clean, "status": status, "who": who, "ms": round(seconds * 1000)}})

@@ -70,6 +70,12 @@ def _bearer(headers: Headers) -> str | None:
     return value.strip() or None
 
 
+def bearer_is(headers: Headers, token: str) -> bool:
+    """Whether the request sends ``token`` as Bearer (compared in constant time)."""
+    bearer = _bearer(headers)
+    return bearer is not None and token_matches(bearer, token)
+
+
 def admin_who(token: str, headers: Headers, now: float) -> str:
     """``admin`` (the token as Bearer) or ``session`` (the cookie); else 401 saying what was wrong."""
     bearer = _bearer(headers)

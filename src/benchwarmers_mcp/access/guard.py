@@ -54,9 +54,11 @@ from benchwarmers_mcp.errors import (
     HungUp,
     RequestTimeout,
     TooLarge,
+    Unauthorized,
     UnsupportedMediaType,
 )
 from benchwarmers_mcp.inbound import BODY_KEY, STATE_KEY, loads_strict
+from benchwarmers_mcp.metrics import Metrics
 from benchwarmers_mcp.routes import AccessClass, access_class, is_page, shape_of, takes_query_key
 from benchwarmers_mcp.settings import Settings
 
@@ -124,14 +126,15 @@ class _Headers(Headers):
 
 class Guard:
     def __init__(self, app: ASGIApp, settings: Settings, render_error: RenderError,
-                 access_log: AccessLog | None = None) -> None:
+                 access_log: AccessLog | None = None, metrics: Metrics | None = None) -> None:
         self.app = app
         self.policy = Policy.from_settings(settings)
         self.body_timeout = settings.body_timeout
         self.max_headers = settings.max_headers
         self.max_head_bytes = settings.max_head_bytes
         self.render_error = render_error
-        self.access_log = access_log or AccessLog(secrets=[self.policy.admin_token])
+        self.access_log = access_log or AccessLog(secrets=[self.policy.admin_token, self.policy.metrics_token])
+        self.metrics = metrics or Metrics()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -166,6 +169,7 @@ class Guard:
             # no status at all: the caller went away before an answer started (nginx's 499)
             self.access_log.write(visit.method, visit.path, visit.status or 499, visit.who,
                                   time.perf_counter() - visit.started)
+            self.metrics.request(visit.path, visit.method, visit.status or 499)
 
     def _sending(self, visit: Visit, send: Send) -> Send:
         async def sending(message: Message) -> None:
@@ -248,7 +252,7 @@ class Guard:
             return self.preflight(kind, visit, headers)
         if method not in SAFE_METHODS:
             self.check_write(method, headers, visit)
-        elif kind == "admin":
+        elif kind in ("admin", "metrics"):
             self.check_admin_read(path, headers)
         await self.authenticate(scope, headers, kind, visit)
         return None
@@ -310,8 +314,12 @@ class Guard:
         if kind == "open":
             visit.who = "anyone"
             return
-        if kind == "admin":
+        if kind == "metrics" and self.policy.metrics_token and auth.bearer_is(headers, self.policy.metrics_token):
+            visit.who, access = "metrics", Access.unscoped("metrics")
+        elif kind in ("admin", "metrics"):  # the metrics route takes the admin's credentials too
             token = self.policy.admin_token
+            if token is None and kind == "metrics" and self.policy.metrics_token:
+                raise Unauthorized("send BENCH_METRICS_TOKEN as Authorization: Bearer", headers=auth.CHALLENGE)
             visit.who = auth.admin_who(token, headers, time.time()) if token else "local"
             access = Access.unscoped()
         elif not self.policy.keys_required:

@@ -106,6 +106,7 @@ class Policy:
     admin_token: str | None
     keys_required: bool
     max_body: int
+    metrics_token: str | None = None  # BENCH_METRICS_TOKEN: opens GET /metrics alone
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Policy:
@@ -117,6 +118,7 @@ class Policy:
             admin_token=admin_token_of(settings),
             keys_required=keys_required(settings),
             max_body=settings.max_body,
+            metrics_token=settings.metrics_token.strip() if settings.metrics_token is not None else None,
         )
 
     def host_allowed(self, host: str) -> bool:
@@ -154,6 +156,10 @@ def startup_problems(settings: Settings) -> list[str]:
     if token is not None and len(token) < MIN_TOKEN:
         problems.append(f"BENCHWARMERS_ADMIN_TOKEN is shorter than {MIN_TOKEN} characters (not counting spaces "
                         "around it); the length is the only defence against guessing, so use a longer one")
+    metrics = settings.metrics_token
+    if metrics is not None and len(metrics.strip()) < MIN_TOKEN:
+        problems.append(f"BENCH_METRICS_TOKEN is shorter than {MIN_TOKEN} characters (not counting spaces around "
+                        "it); use a longer one")
     return problems + value_problems(settings)  # the public URL, hosts and origins, as the settings read them
 
 

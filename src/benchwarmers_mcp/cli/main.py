@@ -11,9 +11,10 @@ import gc
 import sys
 
 from benchwarmers_mcp import __version__
+from benchwarmers_mcp.cli import cmd_store
 from benchwarmers_mcp.settings import BadSettings, Settings
 
-SERVER_COMMANDS = ("serve", "demo", "init", "mcp")
+SERVER_COMMANDS = ("serve", "demo", "init", "mcp", *cmd_store.COMMANDS)
 
 
 def server_parser() -> argparse.ArgumentParser:
@@ -25,6 +26,7 @@ def server_parser() -> argparse.ArgumentParser:
     init = sub.add_parser("init", help="make the data folder")
     init.add_argument("folder", nargs="?", help="where (default: BENCHWARMERS_HOME or the OS data folder)")
     sub.add_parser("mcp", help="a stdio MCP server that forwards to a running Benchwarmers")
+    cmd_store.add_parsers(sub)  # backup, restore, export, import: on the store itself
     return p
 
 
@@ -70,6 +72,8 @@ def _server_command(command: str, args: argparse.Namespace) -> int:
             server.refuse(f"refusing to start: {problem}")
         return 2
 
+    if command in cmd_store.COMMANDS:
+        return cmd_store.run(command, args, settings)
     if command == "init":
         return server.init(args.folder, settings)
     if command == "demo":

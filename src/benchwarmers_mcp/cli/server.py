@@ -113,7 +113,8 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         return 2
     # the config folder may be read-only (keys from the environment, or a keys file mounted so)
     problem = folder_problem(settings.home) or folder_problem(settings.config_dir, "the config folder",
-                                                               "BENCHWARMERS_CONFIG", writable=False)
+                                                               "BENCHWARMERS_CONFIG", writable=False) or (
+        settings.backup_dir and folder_problem(settings.backup_dir, "the backup folder", "BENCH_BACKUP_DIR"))
     if problem:
         return refuse(problem)
     try:
@@ -125,7 +126,7 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
     try:
         make_folder(settings.home)
         anyio.run(_open_store, settings, prepare)
-        to_stderr()
+        to_stderr(settings.log_format)
         logs = log_config(settings)
         print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home};"
                           f" store: {store_label(settings)})", file=sys.stderr, flush=True)
@@ -169,12 +170,14 @@ def log_config(settings: Settings) -> dict[str, Any]:
     included, prints one."""
     from benchwarmers_mcp.access.access_log import LOGGER
     from benchwarmers_mcp.access.policy import admin_token_of
+    from benchwarmers_mcp.logformat import use_json
     from benchwarmers_mcp.upstream.keys import KeyStore
     from benchwarmers_mcp.upstream.masking import KeyMaskFilter
 
     store = KeyStore(settings.config_dir, settings.env_keys)
     token = admin_token_of(settings)  # as every check sees it: spaces around it are not part of it
-    keys = KeyMaskFilter(lambda: [*store.values(), *([token] if token else [])])
+    metrics = (settings.metrics_token or "").strip()
+    keys = KeyMaskFilter(lambda: [*store.values(), *([token] if token else []), *([metrics] if metrics else [])])
     for handler in logging.getLogger(LOGGER).handlers:  # the access log, sent to stderr already
         handler.addFilter(keys)
     config = copy.deepcopy(LOGGING_CONFIG)
@@ -185,7 +188,7 @@ def log_config(settings: Settings) -> dict[str, Any]:
     for handler in config["handlers"].values():
         handler["filters"] = ["keys"]
     config["root"] = {"handlers": ["plain"], "level": "WARNING"}
-    return config
+    return use_json(config) if settings.log_format == "json" else config
 
 
 def store_label(settings: Settings) -> str:

@@ -148,6 +148,7 @@ async def review_all(db: Database, *, now: float | None = None) -> list[Suggesti
 async def after_verdict(ctx: Context, call: str) -> None:
     """Review the collection a judged call belongs to. A failed review is logged, never raised:
     the verdict is recorded either way."""
+    ctx.metrics.verdict()  # every written verdict comes through here, whichever face took it
     try:
         target = await verdicts.call_target(ctx.db, call)
         if target is None:

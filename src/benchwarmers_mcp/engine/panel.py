@@ -175,6 +175,7 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
         await calls.record_seat(ctx.db, record)  # whole even when the panel is cancelled: a record
     except Exception as e:  # the store's failure is this seat's, never the panel's or the server's
         record = await _unrecorded(ctx, record, e)
+    ctx.metrics.seat(record.status, record.seconds)
     return SeatDone(record, usage)
 
 
@@ -252,6 +253,7 @@ async def _drive(ctx: Context, run: PanelRun, send: Pipe[PanelEvent]) -> None:
                 _send(send, run._merge_done(merged))
         finally:
             run.finished.set()
+            ctx.metrics.panel(run.reply, time.monotonic() - run.started)
     finally:
         send.close_writer()  # closed last: a face that hears the end finds the whole outcome on the run
 

@@ -182,12 +182,18 @@ class Database:
         # (each entry says what that is: ``ratings.evidence``); this process's alone, never a record
         self.memo: dict[str, Any] = {}
         self._failure: str | None = None
+        self._errors = 0
 
-    # -- the store's own failures, kept for /health (``store/liveness.py``) --
+    # -- the store's own failures, kept for /health (``store/liveness.py``) and counted (``metrics.py``) --
 
     def failed(self, error: StoreUnavailable) -> None:
         """The backend's error boundary says the store itself failed (``StoreUnavailable``)."""
         self._failure = error.message
+        self._errors += 1
+
+    def error_count(self) -> int:
+        """How many times the store itself failed since it was opened in this process."""
+        return self._errors
 
     def failure(self) -> str | None:
         """The last failure of the store itself since a write probe last found it working, or None."""

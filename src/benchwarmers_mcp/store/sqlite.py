@@ -116,6 +116,7 @@ class _Inline:
         self.slow = slow
         self._deadline = 0.0
         self.failure: str | None = None  # the last failure of the store itself, for /health
+        self.errors = 0  # and how many there were (``Database.error_count``)
         conn.set_progress_handler(self._over_budget, 2000)
 
     def _over_budget(self) -> int:
@@ -161,6 +162,7 @@ class _Inline:
         doing = "read" if _is_read(sql) else "write to"
         error = StoreUnavailable(f"cannot {doing} the SQLite store: {e}")
         self.failure = error.message
+        self.errors += 1
         return error
 
     async def in_thread(self, fn: Callable[[], T], sql: str = "") -> T:
@@ -474,6 +476,9 @@ class SqliteDatabase(Database):
         """The last failure kept by a connection's error boundary (``_Inline._unavailable``)."""
         kept = (s.failure for s in (self._writer, self._reader) if s is not None and s.failure)
         return super().failure() or next(kept, None)
+
+    def error_count(self) -> int:
+        return super().error_count() + sum(s.errors for s in (self._writer, self._reader) if s is not None)
 
     def recovered(self) -> None:
         super().recovered()

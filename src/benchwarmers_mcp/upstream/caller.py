@@ -35,6 +35,7 @@ from benchwarmers_mcp.messages import (
     Usage,
     estimate_request_tokens,
 )
+from benchwarmers_mcp.metrics import Metrics
 from benchwarmers_mcp.providers import Connection, Provider, make_provider
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import limits as limit_store
@@ -102,17 +103,18 @@ class _Call:
 class ModelCaller:
     def __init__(self, db: Database, keys: KeyStore, client: httpx.AsyncClient,
                  policy: PacingPolicy | None = None, *, transport: httpx.AsyncBaseTransport | None = None,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, metrics: Metrics | None = None) -> None:
         """``transport``: the client's own, which model calls are sent to directly
         (``providers.base.Connection``); None sends them through the client. ``clock``: the wall
-        clock of pacing and settling (the system's when None)."""
+        clock of pacing and settling (the system's when None). ``metrics``: the app's (``metrics.py``)."""
         self.db = db
         self.keys = keys
         self.client = client
         self.transport = transport
         self.policy = policy or PacingPolicy()
         self.clock = clock or SystemClock()
-        self.pacer = Pacer(db, self.policy, self.clock)
+        self.metrics = metrics or Metrics()
+        self.pacer = Pacer(db, self.policy, self.clock, self.metrics)
         self._secrets: dict[tuple[str | None, str | None, tuple[tuple[str, str], ...]], Secrets] = {}
 
     async def gate_of(self, model: ModelRecord) -> Gate:
@@ -309,6 +311,8 @@ class ModelCaller:
         if answer is not None and answer.tool_calls and call.model.tools is not True:
             settlement.facts.append(("tools", True, f"answered with a tool call ({answer.tool_calls[0].name})"))
         await limit_store.settle(self.db, settlement)
+        self.metrics.upstream(endpoint.connection_name, status, rested=settlement.rest is not None,
+                              paused=settlement.pause is not None)
 
 
 __all__ = ["CallInfo", "Finish", "ModelCaller", "PacingPolicy", "status_of"]

@@ -46,6 +46,7 @@ from benchwarmers_mcp.errors import (
     UpstreamFailure,
     UpstreamTimeout,
 )
+from benchwarmers_mcp.metrics import Metrics
 from benchwarmers_mcp.providers.base import prefixed
 from benchwarmers_mcp.store import Database, ledger
 from benchwarmers_mcp.store import limits as store
@@ -256,10 +257,12 @@ class Refused(Exception):
 
 
 class Pacer:
-    def __init__(self, db: Database, policy: PacingPolicy, clock: Clock | None = None) -> None:
+    def __init__(self, db: Database, policy: PacingPolicy, clock: Clock | None = None,
+                 metrics: Metrics | None = None) -> None:
         self.db = db
         self.policy = policy
         self.clock = clock or SystemClock()
+        self.metrics = metrics or Metrics()
 
     async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float, *,
                     past_pause: bool = False, wait: float | None = None) -> Admission:
@@ -274,30 +277,37 @@ class Pacer:
         latest = deadline - self.policy.margin  # the latest moment a wait may end
         if wait is not None:
             latest = min(latest, self.clock.now() + wait)
-        while True:
-            now = self.clock.now()
-            if gate.paused_until and gate.paused_until > now and not past_pause:
-                raise Refused(paused_refusal(gate))
-            resting = gate.rest_until is not None and gate.rest_until > now
-            if resting:
-                block: Block | None = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}",
-                                            gate.rest_until)
-            elif gate.limited:
-                admission, block = await self._try(gate, alias, tokens, deadline)
-                if admission is not None:
-                    return admission
-            else:
-                return Admission(None, self.clock.now())
-            assert block is not None
-            too_late = block.free_at is None or (block.free_at > latest and not block.guess)
-            if resting and (too_late or (block.free_at or now) - now > self.policy.short_wait):
-                raise Refused(rest_refusal(alias, gate, now))  # a call never waits out a long rest
-            if too_late or now >= latest:
-                rest = None if block.free_at is None or block.guess else (block.free_at, f"pacing: {block.what}")
-                raise Refused(refusal(block, now), rest)
-            assert block.free_at is not None
-            await self.clock.sleep(max(0.01, min(block.free_at - now, self.policy.recheck, latest - now)))
-            gate = await store.gate(self.db, gate.endpoint.name, alias, self.clock.now()) or gate
+        held: float | None = None  # when it first waited: the metrics count the wait once it ends
+        try:
+            while True:
+                now = self.clock.now()
+                if gate.paused_until and gate.paused_until > now and not past_pause:
+                    raise Refused(paused_refusal(gate))
+                resting = gate.rest_until is not None and gate.rest_until > now
+                if resting:
+                    block: Block | None = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}",
+                                                gate.rest_until)
+                elif gate.limited:
+                    admission, block = await self._try(gate, alias, tokens, deadline)
+                    if admission is not None:
+                        return admission
+                else:
+                    return Admission(None, self.clock.now())
+                assert block is not None
+                too_late = block.free_at is None or (block.free_at > latest and not block.guess)
+                if resting and (too_late or (block.free_at or now) - now > self.policy.short_wait):
+                    raise Refused(rest_refusal(alias, gate, now))  # a call never waits out a long rest
+                if too_late or now >= latest:
+                    rest = None if block.free_at is None or block.guess else (block.free_at, f"pacing: {block.what}")
+                    raise Refused(refusal(block, now), rest)
+                assert block.free_at is not None
+                if held is None:
+                    held = now
+                await self.clock.sleep(max(0.01, min(block.free_at - now, self.policy.recheck, latest - now)))
+                gate = await store.gate(self.db, gate.endpoint.name, alias, self.clock.now()) or gate
+        finally:
+            if held is not None:
+                self.metrics.pacer_wait(gate.connection, self.clock.now() - held)
 
     async def held(self, gate: Gate, alias: str, tokens: int, wait: float) -> ProviderError | None:
         """What a call to ``alias`` that may wait at most ``wait`` seconds (``admit(wait=...)``) would
