@@ -294,11 +294,15 @@ def add_admin(b: Builder, sub: Subparsers) -> None:
                        args=("name",))
     yes_flag(delete)
 
-    settings = b.command(sub, "settings", cmd_health.settings, "show or change the gateway, scheduler and learning settings", [
+    settings = b.command(sub, "settings", cmd_health.settings,
+                         "show or change the gateway, scheduler, learning and retention settings", [
         "bench settings", "bench settings gateway --max-calls 6 --max-explorers 1",
         "bench settings scheduler run --off perf", "bench settings scheduler --at availability=04:30",
-        "bench settings learning --auto on", "bench settings learning --shadow agents:on"])
-    settings.add_argument("section", nargs="?", choices=("gateway", "scheduler", "learning"), help="the settings to change")
+        "bench settings learning --auto on", "bench settings learning --shadow agents:on",
+        "bench settings retention", "bench settings retention --days 30"])
+    settings.add_argument("section", nargs="?", choices=("gateway", "scheduler", "learning", "retention"),
+                          help="the settings to change")
+    settings.add_argument("--days", type=int, help="retention: days prompts and answers are kept (default 90)")
     cmd_health.add_settings(settings)
     settings.add_argument("--max-calls", type=int, help="seats per panel, members included (1 to 10)")
     settings.add_argument("--max-explorers", type=int, help="explorer seats per panel (0 to 2)")

@@ -108,3 +108,60 @@ async def verdicts_002_scope(tx: Transaction) -> None:
     collections' ratings (``store/ratings.py``), so the scope is kept with the verdict itself: the
     key may be revoked, or its name taken by another, after it judged."""
     await script(tx, "ALTER TABLE verdicts ADD COLUMN scope TEXT")
+
+
+@migration
+async def judge_001_sources_texts_retention(tx: Transaction) -> None:
+    """Judging every panel from anywhere (issue 30):
+
+    - who asked: ``source`` (``dashboard``, ``cli``, ``gateway``, ``mcp``) and ``client`` (the caller's
+      product, from its User-Agent or the MCP client's ``clientInfo``) on panels and route
+      conversations; rows from before get ``dashboard`` where their key says so, else '' (unknown);
+    - a route turn's texts, so a turn can be judged later on its own call id (``turn_call``,
+      ``<conversation>.t<turn>``): the last user message (``prompt``) and the answer;
+    - ``pruned_at``: when the retention pruned a panel's texts (its prompt, system text, and its
+      seats' answers and errors), a route turn's or a shadow answer's; NULL while they are kept;
+    - ``verdicts.useful`` nullable: a line that only marks claims (real or false) on a seat nobody
+      judged useful or not yet. SQLite cannot drop a NOT NULL, so there the table is rebuilt
+      (same ids, same sequence, its index and its live-feed trigger made again)."""
+    await script(tx, """
+        ALTER TABLE panels ADD COLUMN source TEXT NOT NULL DEFAULT '';
+        ALTER TABLE panels ADD COLUMN client TEXT NOT NULL DEFAULT '';
+        ALTER TABLE panels ADD COLUMN pruned_at REAL;
+        ALTER TABLE route_conversations ADD COLUMN source TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_conversations ADD COLUMN client TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_turns ADD COLUMN turn_call TEXT;
+        ALTER TABLE route_turns ADD COLUMN prompt TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_turns ADD COLUMN answer TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_turns ADD COLUMN pruned_at REAL;
+        ALTER TABLE shadow_calls ADD COLUMN pruned_at REAL;
+        CREATE INDEX panels_at ON panels (at);
+        CREATE INDEX route_turns_turn_call ON route_turns (turn_call)
+        """)
+    await tx.execute("UPDATE panels SET source = 'dashboard' WHERE key_name = 'dashboard'")
+    if tx.dialect == "postgresql":
+        await tx.execute("ALTER TABLE verdicts ALTER COLUMN useful DROP NOT NULL")
+        return
+    await script(tx, """
+        CREATE TABLE verdicts_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call TEXT NOT NULL,
+            at REAL NOT NULL,
+            useful INTEGER,
+            note TEXT NOT NULL DEFAULT '',
+            real TEXT NOT NULL DEFAULT '[]',
+            false_claims TEXT NOT NULL DEFAULT '[]',
+            key_name TEXT NOT NULL DEFAULT 'local',
+            scope TEXT
+        );
+        INSERT INTO verdicts_new (id, call, at, useful, note, real, false_claims, key_name, scope)
+            SELECT id, call, at, useful, note, real, false_claims, key_name, scope FROM verdicts;
+        DELETE FROM sqlite_sequence WHERE name = 'verdicts_new';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'verdicts_new', seq FROM sqlite_sequence WHERE name = 'verdicts';
+        DROP TABLE verdicts;
+        ALTER TABLE verdicts_new RENAME TO verdicts;
+        CREATE INDEX verdicts_call ON verdicts (call, id)
+        """)
+    kind, subject, ref = _before.EVENT_TRIGGERS["verdicts"]  # as web_001_events made it
+    await trigger(tx, "events_verdicts", "verdicts",
+                  f"INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, '{kind}', {subject}, {ref});")
