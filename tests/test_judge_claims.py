@@ -23,6 +23,7 @@ from tests.kits.judging import (
     PROMPT,
     ask,
     lines_of,
+    panel_evidence,
     seat_calls,
     seed_judging,
     shared_group,
@@ -86,6 +87,9 @@ def test_a_claim_two_seats_made_marked_false_once_is_recorded_on_both(bench: Pat
     assert wording[calls["alpha"]] != wording[calls["beta"]]
     assert lines_of(bench, calls["gamma"]) == []
     assert wrong_counts(http, gateway) == {"alpha": 1, "beta": 1, "gamma": 0, "broken": 0}
+    evidence = panel_evidence(http, gateway)  # a mark alone says nothing of useful: neither good nor bad
+    assert (evidence["alpha"]["good"], evidence["alpha"]["bad"]) == (1, 0)
+    assert (evidence["beta"]["good"], evidence["beta"]["bad"], evidence["beta"]["wrong"]) == (0, 0, 1)
 
     after = panel_of(http, gateway, panel).json()
     assert shared_group(after)["judgement"] == "false"

@@ -64,8 +64,13 @@ def lines_of(home: Path, call: str) -> list[verdicts.VerdictLine]:
     return in_store(home, lambda db: verdicts.log(db, call))
 
 
-def wrong_counts(http: httpx.Client, base: str, headers: dict[str, str] | None = None) -> dict[str, int]:
-    """Per model on bench/core: the panel verdicts with a false claim (``GET /bench/ratings``)."""
+def panel_evidence(http: httpx.Client, base: str, headers: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
+    """Per model on bench/core: its panel verdicts' counts (good, bad, wrong, real) from ``GET /bench/ratings``."""
     reply = http.get(base + "/bench/ratings", params={"collection": "core"}, headers=headers or {})
     assert reply.status_code == 200, reply.text
-    return {m["alias"]: (m["evidence"].get("panel") or {}).get("wrong", 0) for m in reply.json()["models"]}
+    return {m["alias"]: m["evidence"].get("panel") or {} for m in reply.json()["models"]}
+
+
+def wrong_counts(http: httpx.Client, base: str, headers: dict[str, str] | None = None) -> dict[str, int]:
+    """Per model on bench/core: the panel verdicts with a false claim."""
+    return {alias: counts.get("wrong", 0) for alias, counts in panel_evidence(http, base, headers).items()}
