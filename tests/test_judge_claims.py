@@ -14,8 +14,11 @@ import httpx
 import pytest
 
 from benchwarmers_mcp.access import gateway_keys
+from benchwarmers_mcp.context import Access
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, calls, events, migrations, verdicts
+from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
+from benchwarmers_mcp.store.verdicts import Mark, Verdict
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.gateway import serve_gateway
 from tests.kits.judging import (
@@ -30,6 +33,7 @@ from tests.kits.judging import (
     wrong_counts,
 )
 from tests.kits.loopback import Loopback
+from tests.kits.store import store_of
 
 pytestmark = pytest.mark.backends
 
@@ -178,3 +182,37 @@ def test_a_scoped_key_reads_and_marks_only_its_own_panels(home: Path, upstream: 
     assert marked.status_code == 403
     assert panel_of(http, base, panel, core).status_code == 200
     assert http.get(base + "/bench/panels/" + panel, headers={}).status_code == 401
+
+
+@pytest.mark.anyio
+async def test_a_store_from_before_claim_marks_keeps_its_verdicts_and_knows_who_is_owed(home: Path) -> None:
+    """The migration that lets a line leave ``useful`` out (a table rebuilt on SQLite) keeps every
+    line, its id and the id sequence, fills in which seats are judged, and the live feed still hears
+    verdicts."""
+    everyone = Access.unscoped()
+    with pytest.MonkeyPatch.context() as before:
+        before.setattr(migrations, "MIGRATIONS",
+                       [m for m in migrations.MIGRATIONS if m[0] != "judge_002_claim_marks_and_owed"])
+        async with store_of(home) as db:
+            await calls.create_panel(db, PanelRecord("p20260101-000000-aaaa", 1.0, "bench/core", "general", "x",
+                                                     "all", "local", None, "prompt", []))
+            for n, status in ((1, "ok"), (2, "ok"), (3, "ok"), (4, "error")):
+                await calls.record_seat(db, SeatRecord(f"p20260101-000000-aaaa.member{n}", "p20260101-000000-aaaa",
+                                                       f"member{n}", f"member {n}", "alpha", status, 1.0, "an answer"))
+            first = "p20260101-000000-aaaa.member1"
+            await verdicts.record(db, Verdict(first, True, "fine"), access=everyone)
+            await verdicts.record(db, Verdict(first, False, "not fine", false=("x",)), access=everyone)
+            await verdicts.record(db, Verdict("p20260101-000000-aaaa.member2", True), access=everyone)
+            lines = await verdicts.log(db)
+            seen = await events.head(db)
+    async with store_of(home) as db:
+        assert await verdicts.log(db) == lines
+        calls_ = [f"p20260101-000000-aaaa.member{n}" for n in range(1, 5)]
+        assert await verdicts.pending(db, calls_, access=everyone) == [calls_[2]]
+        marked = await verdicts.mark(db, [Mark(calls_[2], ("an answer",), "false")], access=everyone)
+        assert marked[calls_[2]][0].useful is None and marked[calls_[2]][1] is True
+        assert await verdicts.pending(db, calls_, access=everyone) == [calls_[2]]  # a mark alone is no verdict
+        assert [line.verdict.call for line in (await verdicts.log(db))[len(lines):]] == [calls_[2]]
+        assert [e.subject for e in await events.after(db, seen) if e.kind == "verdict"] == [calls_[2]]
+        await verdicts.record(db, Verdict(calls_[2], False), access=everyone)
+        assert await verdicts.pending(db, calls_, access=everyone) == []

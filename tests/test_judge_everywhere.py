@@ -67,13 +67,16 @@ def test_who_asked_is_recorded_for_the_sdk_mcp_and_the_cli(judging: Path, gatewa
         anyio.run(lambda mode=mode: mcp_call(net, gateway, "ask", {"collection": "other", "prompt": "b"}, mode=mode))
     result = bench(gateway, "ask", "core", "c")
     assert result.returncode == 0, result.stderr
+    with http.stream("POST", gateway + "/api/ask", json={"collection": "other", "prompt": "d"}) as asked:
+        assert asked.status_code == 200 and any(line.startswith("event: done") for line in asked.iter_lines())
 
     panels = listed(http, gateway)
     by_source = {(p["source"], p["client"], p["collection"]) for p in panels}
     assert by_source == {("gateway", f"OpenAI/Python {openai.__version__}", "bench/core"),
                          ("mcp", "claude-code/2.1.3", "bench/other"),
-                         ("cli", f"benchwarmers-cli/{__version__}", "bench/core")}
-    assert len(panels) == 4 and {p["asked_by"] for p in panels} == {"local"}
+                         ("cli", f"benchwarmers-cli/{__version__}", "bench/core"),
+                         ("dashboard", "", "bench/other")}
+    assert len(panels) == 5 and {p["asked_by"] for p in panels} == {"local", "dashboard"}
     assert listed(http, gateway, source="mcp")[0]["prompt_preview"] == "b"
     assert http.get(gateway + "/bench/panels", params={"source": "phone"}).status_code == 400
 

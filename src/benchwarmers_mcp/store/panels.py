@@ -149,7 +149,10 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
 
 
 async def owed_count(db: Reader, *, access: Access) -> int:
-    """Seats owed a verdict in the collections ``access`` may use."""
+    """Seats owed a verdict in the collections ``access`` may use (the partial index ``seats_owed``
+    alone for an unscoped caller)."""
+    if access.collections is None:
+        return int(await db.fetchval(f"SELECT COUNT(*) FROM seats s WHERE {owed()}") or 0)
     scope, names = _scope(access)
     return int(await db.fetchval(
         f"SELECT COUNT(*) FROM seats s JOIN panels p ON p.id = s.panel WHERE {scope} AND {owed()}", names) or 0)

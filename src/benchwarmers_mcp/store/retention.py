@@ -65,7 +65,8 @@ async def _prune_panels(db: Database, before: float, now: float) -> tuple[int, i
             if not ids:
                 return panels, seats
             marks = placeholders(ids)
-            seats += await tx.execute(f"UPDATE seats SET answer = '', error = '' WHERE panel IN ({marks})", ids)
+            seats += await tx.execute(f"UPDATE seats SET answer = '', error = '', pruned_at = ? WHERE panel IN ({marks})",
+                                      (now, *ids))
             panels += await tx.execute(
                 f"UPDATE panels SET prompt = '', system = '', pruned_at = ? WHERE id IN ({marks})", (now, *ids))
 

@@ -14,7 +14,7 @@ COUNTS = {
     "panels": "SELECT COUNT(*) FROM panels",
     "calls": "SELECT COUNT(*) FROM seats",
     "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
-    "owed": f"SELECT COUNT(*) FROM seats s JOIN panels p ON p.id = s.panel WHERE {owed()}",
+    "owed": f"SELECT COUNT(*) FROM seats s WHERE {owed()}",
 }
 COUNTS_SQL = "SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items())
 

@@ -45,13 +45,13 @@ def is_latest(v: str = "v") -> str:
     return f"{v}.id = (SELECT MAX(l.id) FROM verdicts l WHERE l.call = {v}.call)"
 
 
-def owed(seat: str = "s", panel: str = "p") -> str:
-    """SQL: the ``seats`` row named ``seat`` (of the ``panels`` row ``panel``) is owed a verdict: it
-    answered, its texts are kept (not pruned: there is something to judge), and its latest line,
-    if any, has no ``useful``."""
+def owed(seat: str = "s") -> str:
+    """SQL: the ``seats`` row named ``seat`` is owed a verdict: it answered, its texts are kept (not
+    pruned: there is something to judge), and its latest line, if any, has no ``useful``
+    (``seats.judged``, which a trigger sets with each line). The terms are the partial index
+    ``seats_owed``'s, word for word, so a count reads that index alone."""
     answered = ", ".join(f"'{s}'" for s in ANSWERED)
-    return (f"({seat}.status IN ({answered}) AND {panel}.pruned_at IS NULL AND NOT EXISTS (SELECT 1 FROM verdicts o"
-            f" WHERE o.call = {seat}.call AND o.useful IS NOT NULL AND {is_latest('o')}))")
+    return f"({seat}.status IN ({answered}) AND {seat}.judged = 0 AND {seat}.pruned_at IS NULL)"
 
 
 def turn_call(conversation: str, turn: int) -> str:
