@@ -123,10 +123,19 @@ async def ask(args: argparse.Namespace, remote: Remote) -> int:
     if args.json:
         reply = await remote.post("/v1/chat/completions", body)
         print(dumps(reply))
+        page_link(remote, reply.get("bench") or {})
         return _exit_for(reply.get("bench") or {})
     bench = await stream_answers(remote, body)
     seats_table(bench)
+    page_link(remote, bench)
     return _exit_for(bench)
+
+
+def page_link(remote: Remote, bench: dict[str, Any]) -> None:
+    """The panel's page on the server (``<server>/panels/<id>``: its answers and verdicts), on stderr."""
+    if bench.get("panel"):
+        sys.stdout.flush()
+        note(f"panel page: {remote.url.rstrip('/')}/panels/{bench['panel']}")
 
 
 async def stream_answers(remote: Remote, body: dict[str, Any]) -> dict[str, Any]:
@@ -167,8 +176,8 @@ def seats_table(bench: dict[str, Any]) -> None:
     for skipped in bench.get("skipped") or ():
         note(f"not asked: {skipped.get('alias')} ({skipped.get('why')})")
     if any(s.get("status") in ("ok", "empty") for s in seats):
-        note('judge each answer once checked: bench verdict <call> --useful|--not-useful [--real "..."] '
-             '[--false "..."]')
+        note('judge each answer once checked: bench judge (one key a seat), or bench verdict <call> '
+             '--useful|--not-useful [--real "..."] [--false "..."]')
 
 
 def _exit_for(bench: dict[str, Any]) -> int:
