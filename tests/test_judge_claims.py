@@ -15,8 +15,9 @@ import pytest
 
 from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.context import Access
+from benchwarmers_mcp.engine import judging
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, calls, events, migrations, verdicts
+from benchwarmers_mcp.store import Database, calls, events, migrations, panels, verdicts
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.verdicts import Mark, Verdict
 from tests.fakes.openai_upstream import FakeUpstream
@@ -216,3 +217,25 @@ async def test_a_store_from_before_claim_marks_keeps_its_verdicts_and_knows_who_
         assert [e.subject for e in await events.after(db, seen) if e.kind == "verdict"] == [calls_[2]]
         await verdicts.record(db, Verdict(calls_[2], False), access=everyone)
         assert await verdicts.pending(db, calls_, access=everyone) == []
+
+
+@pytest.mark.anyio
+async def test_a_panels_texts_come_back_exactly_whatever_they_hold(home: Path) -> None:
+    """A NUL or PostgreSQL's text mark (U+FDD0) in a prompt, an answer, an error or a note is read
+    back as it was written, on the panel's page and in the list's preview (both backends)."""
+    odd = "keep \x00 this \ufdd0 and \ufdd01 too"
+    everyone = Access.unscoped()
+    async with store_of(home) as db:
+        await calls.create_panel(db, PanelRecord("p20260101-000000-beef", 1.0, "bench/core", "general", "x", "all",
+                                                 "local", "system " + odd, "prompt " + odd, [], note="note " + odd))
+        await calls.record_seat(db, SeatRecord("p20260101-000000-beef.member1", "p20260101-000000-beef", "member1",
+                                               "member", "alpha", "ok", 1.0, "- `db.py:3` " + odd))
+        await calls.record_seat(db, SeatRecord("p20260101-000000-beef.member2", "p20260101-000000-beef", "member2",
+                                               "member", "beta", "error", 1.0, "", error="failed " + odd))
+        view = await judging.panel_view(db, "p20260101-000000-beef", access=everyone)
+        listed = await panels.listing(db, panels.PanelFilter(), access=everyone)
+    assert (view["panel"]["prompt"], view["panel"]["system"], view["panel"]["note"]) == (
+        "prompt " + odd, "system " + odd, "note " + odd)
+    assert [(s["answer"], s["error"]) for s in view["seats"]] == [("- `db.py:3` " + odd, ""), ("", "failed " + odd)]
+    assert odd in view["claims"][0]["text"]
+    assert listed["panels"][0]["prompt_preview"] == panels.preview("prompt " + odd)

@@ -98,6 +98,21 @@ async def seats_of(db: Reader, panel_ids: list[str], *, answers: bool = False) -
     return out
 
 
+def _opening(dialect: str) -> str:
+    """SQL: the first characters of ``p.prompt``, enough for a preview. SQLite's text functions stop
+    at a NUL, so there the bytes are cut (``_opened`` decodes them); PostgreSQL's text never holds one
+    (``portable.stored_text``)."""
+    if dialect == "sqlite":
+        return f"SUBSTR(CAST(p.prompt AS BLOB), 1, {PREVIEW * 4})"
+    return f"SUBSTR(p.prompt, 1, {PREVIEW * 4})"
+
+
+def _opened(value: Any, dialect: str) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "ignore")  # a character cut at the end is dropped
+    return str(read_text(value, dialect) or "")
+
+
 def _panel(r: Row) -> dict[str, Any]:
     return {"id": r["id"], "at": r["at"], "collection": r["collection"], "shape": r["shape"], "reply": r["reply"],
             "source": r["source"], "client": r["client"], "asked_by": r["key_name"]}
@@ -121,7 +136,7 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
         page_params += [at, at, f.before]
     rows = await db.fetchall(
         "SELECT p.id, p.at, p.collection, p.shape, p.reply, p.source, p.client, p.key_name,"
-        f" SUBSTR(p.prompt, 1, {PREVIEW * 4}) AS opening FROM panels p WHERE {' AND '.join(page)}"
+        f" {_opening(db.dialect)} AS opening FROM panels p WHERE {' AND '.join(page)}"
         " ORDER BY p.at DESC, p.id DESC LIMIT ?", (*page_params, f.limit + 1))
     more = len(rows) > f.limit
     rows = rows[:f.limit]
@@ -129,7 +144,7 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
     out = []
     for r in rows:
         entry = _panel(r)
-        entry["prompt_preview"] = preview(read_text(r["opening"], db.dialect) or "")
+        entry["prompt_preview"] = preview(_opened(r["opening"], db.dialect))
         entry["seats"] = seats[r["id"]]
         entry["owed"] = sum(s["owed"] for s in entry["seats"])
         out.append(entry)
