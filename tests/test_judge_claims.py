@@ -239,3 +239,41 @@ async def test_a_panels_texts_come_back_exactly_whatever_they_hold(home: Path) -
     assert [(s["answer"], s["error"]) for s in view["seats"]] == [("- `db.py:3` " + odd, ""), ("", "failed " + odd)]
     assert odd in view["claims"][0]["text"]
     assert listed["panels"][0]["prompt_preview"] == panels.preview("prompt " + odd)
+
+
+def test_the_dashboards_twins_serve_every_collection_and_mark_as_the_dashboard(
+        home: Path, upstream: str, fake: FakeUpstream, settings: Settings, net: Loopback, http: httpx.Client) -> None:
+    """``/api/panels``, ``/api/panels/{id}``, ``/api/inbox/count``, ``/api/claims`` and ``/api/verdict``
+    with claims: the admin's (every collection, whatever keys exist), the same bodies as ``/bench``,
+    the marks written under ``dashboard``; the gateway's routes want a gateway key there."""
+    seed_judging(home, upstream, fake)
+    token = "admin-token-for-the-judging-tests-42"
+
+    async def make() -> str:
+        async with Database(settings.store_target) as db:
+            return (await gateway_keys.create(db, "core-key", ["core"]))[1]
+
+    key = anyio.run(make)
+    base = serve_gateway(net, settings, require_keys=True, admin_token=token)
+    admin, scoped = {"Authorization": f"Bearer {token}"}, {"Authorization": f"Bearer {key}"}
+    calls = seat_calls(ask(http, base, "core", scoped))
+    listed = http.get(base + "/api/panels", headers=admin).json()
+    assert listed == http.get(base + "/bench/panels", headers=scoped).json()  # core is all there is yet
+    assert http.get(base + "/bench/panels", headers=admin).status_code == 401  # not a gateway key
+    panel = listed["panels"][0]["id"]
+    page = http.get(base + f"/api/panels/{panel}", headers=admin).json()
+    assert page == http.get(base + f"/bench/panels/{panel}", headers=scoped).json()
+    assert http.get(base + "/api/inbox/count", headers=admin).json() == {"owed": 3}
+
+    group = shared_group(page)
+    marked = http.post(base + "/api/claims", headers=admin, json={"panel": panel, "claim": group["id"],
+                                                                   "judgement": "real"})
+    assert marked.status_code == 200 and sorted(marked.json()["written"]) == sorted([calls["alpha"], calls["beta"]])
+    sent = http.post(base + "/api/verdict", headers=admin, json={
+        "call": calls["gamma"], "useful": True, "claims": [{"id": group["id"], "judgement": "false"}]})
+    assert sent.status_code == 200, sent.text
+    lines = {alias: lines_of(home, call) for alias, call in calls.items()}
+    assert {line.key_name for ls in lines.values() for line in ls} == {"dashboard"}
+    assert [len(lines[a]) for a in ("alpha", "beta", "gamma")] == [2, 2, 1]
+    assert lines["alpha"][-1].verdict.false and not lines["alpha"][-1].verdict.real
+    assert http.get(base + "/api/inbox/count", headers=admin).json() == {"owed": 2}
