@@ -52,7 +52,7 @@ class KeyReader:
         fd = self.stream.fileno()
         self._saved = termios.tcgetattr(fd)
         try:
-            tty.setcbreak(fd)
+            tty.setcbreak(fd, termios.TCSADRAIN)  # keys typed ahead are kept (TCSAFLUSH drops them)
             yield self
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, self._saved)
@@ -99,7 +99,7 @@ class KeyReader:
         try:
             raw = await anyio.to_thread.run_sync(self.stream.readline)
         finally:
-            tty.setcbreak(fd)
+            tty.setcbreak(fd, termios.TCSADRAIN)  # keys typed ahead are kept (TCSAFLUSH drops them)
         return None if not (typed or raw) else (typed + raw).rstrip("\r\n")
 
 
