@@ -126,6 +126,19 @@ def test_judge_takes_a_note_and_claim_marks_and_keeps_them(judging: Path, gatewa
     assert judged.stdout.count("── seat 2 of 3") == 2  # j showed beta, and x's move on showed it again
 
 
+def test_bench_verdict_marks_claims_on_every_seat_that_made_them(judging: Path, gateway: str, http: httpx.Client,
+                                                               bench: Bench) -> None:  # noqa: F811
+    bench_field = ask(http, gateway)
+    calls, panel = seat_calls(bench_field), bench_field["panel"]
+    group = shared_group(http.get(gateway + f"/bench/panels/{panel}").json())
+    ok(bench(gateway, "verdict", calls["beta"], "--not-useful", "--claim", f"{group['id']}=false"))
+    wording = {c["call"]: c["text"] for c in group["claims"]}
+    assert lines_of(judging, calls["beta"])[-1].verdict.false == (wording[calls["beta"]],)
+    assert lines_of(judging, calls["alpha"])[-1].verdict.false == (wording[calls["alpha"]],)
+    bad = bench(gateway, "verdict", calls["beta"], "--useful", "--claim", group["id"])
+    assert bad.returncode == 2 and "--claim" in bad.stderr
+
+
 def test_a_scoped_keys_panels_and_judge_see_only_its_collections(home: Path, upstream: str, fake: FakeUpstream,
                                                                  settings: Settings, net: Loopback, http: httpx.Client,
                                                                  bench: Bench) -> None:  # noqa: F811

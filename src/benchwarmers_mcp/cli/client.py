@@ -167,7 +167,8 @@ def add_everyday(b: Builder, sub: Subparsers) -> None:
     verdict = b.command(sub, "verdict", cmd_ask.verdict, "record a verdict on one call, once checked", [
         "bench verdict p20260101-120000-ab12.member1 --useful --note 'found the real bug'",
         'bench verdict p20260101-120000-ab12.explorer1 --not-useful --false "the SQL injection"',
-        'bench verdict <call> --useful --real "the race in refresh()" --real "the stale cache"'])
+        'bench verdict <call> --useful --real "the race in refresh()" --real "the stale cache"',
+        "bench verdict <call> --not-useful --claim 3f9c2a1b=false"])
     verdict.add_argument("call", help="the call id from the seats table")
     judged = verdict.add_mutually_exclusive_group(required=True)
     judged.add_argument("--useful", dest="useful", action="store_true", default=None)
@@ -175,6 +176,9 @@ def add_everyday(b: Builder, sub: Subparsers) -> None:
     verdict.add_argument("--note", help="one line on why")
     verdict.add_argument("--real", action="append", metavar="CLAIM", help="a claim you verified (repeatable)")
     verdict.add_argument("--false", action="append", metavar="CLAIM", help="a claim that was false (repeatable)")
+    verdict.add_argument("--claim", action="append", metavar="ID=real|false|none",
+                         help="mark a claim of the panel (its id from bench panel show) on every seat that made it "
+                              "(repeatable)")
     add_judging(b, sub)
 
 

@@ -188,8 +188,24 @@ def _exit_for(bench: dict[str, Any]) -> int:
     return 0
 
 
+JUDGEMENTS = ("real", "false", "none")
+
+
+def claim_marks(values: list[str] | None) -> list[dict[str, str]]:
+    """``--claim ID=real`` (repeatable) as the verdict's ``claims``; bad usage for any other form."""
+    out = []
+    for value in values or ():
+        group, _, judgement = value.partition("=")
+        if not group.strip() or judgement.strip() not in JUDGEMENTS:
+            raise UsageError(f"--claim {value!r}: give a claim's id and real, false or none, e.g. --claim 3f9c2a1b=false "
+                             "(bench panel show <panel> lists the ids)")
+        out.append({"id": group.strip(), "judgement": judgement.strip()})
+    return out
+
+
 async def verdict(args: argparse.Namespace, remote: Remote) -> int:
-    body = {"call": args.call, "useful": args.useful, **given(note=args.note, real=args.real, false=args.false)}
+    body = {"call": args.call, "useful": args.useful,
+            **given(note=args.note, real=args.real, false=args.false, claims=claim_marks(args.claim))}
     reply = await remote.post("/bench/verdict", body)
     if show_json(args, reply):
         return 0

@@ -305,12 +305,13 @@ async def pending(db: Reader, calls: list[str], *, access: Access) -> list[str]:
     return [c for c in wanted if c in found]
 
 
-# Every judged call with its model and collection: panel seats, route members, route turns, shadows.
-JUDGED_CALLS = (
-    "SELECT s.call, s.alias, p.collection FROM seats s JOIN panels p ON p.id = s.panel"
-    " UNION ALL SELECT call, alias, collection FROM route_calls"
+# Every judged route call with its model and collection: a member's calls and its turns' own.
+ROUTE_CALLS = (
+    "SELECT call, alias, collection FROM route_calls"
     " UNION ALL SELECT t.turn_call, t.alias, c.collection FROM route_turns t"
     " JOIN route_conversations c ON c.id = t.conversation WHERE t.turn_call IS NOT NULL AND t.alias IS NOT NULL")
+# Every judged call with its model and collection: panel seats, then the route calls.
+JUDGED_CALLS = f"SELECT s.call, s.alias, p.collection FROM seats s JOIN panels p ON p.id = s.panel UNION ALL {ROUTE_CALLS}"
 
 
 async def record_counts(db: Database, collection: str, task: str | None = None, *,
