@@ -97,12 +97,17 @@ def test_panel_show_gives_the_prompt_who_asked_every_seat_the_claims_and_the_his
 def test_judge_takes_a_whole_panel_one_key_a_seat_through_a_pipe(judging: Path, gateway: str, http: httpx.Client,
                                                                  bench: Bench) -> None:  # noqa: F811
     calls = seat_calls(ask(http, gateway))
-    judged = ok(bench(gateway, "judge", stdin="u\nx\nu\n"))
+    one_model = ok(bench(gateway, "judge", "--model", "beta", stdin="x\n"))  # beta's seat alone
+    assert [len(lines_of(judging, calls[a])) for a in ("alpha", "beta", "gamma")] == [0, 1, 0]
+    assert "judged 1 seat; 0 still owed" in one_model.stdout and "seat 1 of 1" in one_model.stdout
+    newer = seat_calls(ask(http, gateway))  # a second panel: judged first, newest first
+    judged = ok(bench(gateway, "judge", stdin="u\nx\nu\n" + "u\nu\n"))  # one key a seat, no more
+    assert [lines_of(judging, newer[a])[-1].verdict.useful for a in ("alpha", "beta", "gamma")] == [True, False, True]
     assert [lines_of(judging, calls[a])[-1].verdict.useful for a in ("alpha", "beta", "gamma")] == [True, False, True]
     assert lines_of(judging, calls["broken"]) == []
     out = judged.stdout
     assert f"keys: {legend()}" in out and "not answered (nothing to judge useful): " in out and "broken" in out
-    assert "judged 3 seats; 0 still owed" in out and "nothing left to judge here" in out
+    assert "judged 5 seats; 0 still owed" in out and "nothing left to judge here" in out
     assert ANSWERS["beta"].splitlines()[0] in out
 
 

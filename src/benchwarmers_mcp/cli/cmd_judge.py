@@ -4,7 +4,7 @@ The keys are the inbox's everywhere (``benchwarmers_mcp.judge_keys``: the dashbo
 page reads the same table). Panels come newest first from ``GET /bench/panels?owed=1`` (a page at
 a time, so a panel left with ``n`` is not shown again), each read whole from
 ``GET /bench/panels/<id>``; the seats shown are the answered ones (errored seats are listed apart:
-they cannot be judged useful). A verdict (``u``, ``x``) keeps the seat's note and claim marks as
+they cannot be judged useful; with ``--model``, that model's seats alone). A verdict (``u``, ``x``) keeps the seat's note and claim marks as
 they are (the server replaces a verdict whole, so they are sent again with it) and moves on to the
 next seat owed, then to the next panel. ``c`` asks for a note and for claim marks: each mark is
 sent at once (``POST /bench/claims``: on every seat that made the claim); the note goes with the
@@ -85,8 +85,8 @@ class Inbox:
         return await self.finish()
 
     async def finish(self) -> int:
-        count = await self.remote.get("/bench/inbox/count")
-        owed = int(count.get("owed", 0))
+        left = await self.remote.get("/bench/panels", list_params(self.args, owed="1", limit="1"))
+        owed = int(left.get("owed_total", 0))  # under the session's filters
         self.say(f"judged {self.judged} seat{'s' if self.judged != 1 else ''}; {owed} still owed"
                  + (" (bench panels --owed lists them)" if owed else ""))
         return 0
@@ -94,9 +94,14 @@ class Inbox:
     async def detail(self, panel_id: str) -> dict[str, Any]:
         return dict(await self.remote.get(f"/bench/panels/{quote(panel_id, safe='')}"))
 
+    def judgeable(self, detail: dict[str, Any]) -> list[dict[str, Any]]:
+        """The panel's seats this session judges: the answered ones (with ``--model``, that model's)."""
+        return [s for s in detail["seats"] if s.get("status") in ANSWERED
+                and (not self.args.model or s.get("alias") == self.args.model)]
+
     async def judge_panel(self, panel_id: str) -> Next:
         detail = await self.detail(panel_id)
-        seats = [s for s in detail["seats"] if s.get("status") in ANSWERED]
+        seats = self.judgeable(detail)
         if not any(s.get("owed") for s in seats):
             return "next"
         self.head(detail)
@@ -166,7 +171,7 @@ class Inbox:
 
     async def refreshed(self, detail: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         fresh = await self.detail(detail["panel"]["id"])
-        return fresh, [s for s in fresh["seats"] if s.get("status") in ANSWERED]
+        return fresh, self.judgeable(fresh)
 
     async def send_verdict(self, seat: dict[str, Any], useful: bool, note: str | None = None) -> None:
         """The seat's verdict, with its note and claim marks as they stand (a verdict replaces the last whole)."""
