@@ -1,5 +1,9 @@
 """``/bench/*``: verdicts, pending verdicts and the record. Errors in OpenAI's shape.
 
+A verdict replaces the call's last one whole (an empty list clears, a blank note is blank); its
+``claims`` mark claim groups of the call's panel on every seat that made them (``engine.judging``).
+The panels to judge, one panel, the inbox's count and claim marks alone are ``admin/panels.py``.
+
 A scoped gateway key reaches only its own collections' calls: a verdict on another collection's
 call and another collection's record are refused 403; ``pending`` leaves other collections' calls
 out (see ``store/verdicts.py``)."""
@@ -9,6 +13,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.engine.judging import judge
 from benchwarmers_mcp.engine.learning import after_verdict
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest
@@ -19,8 +24,8 @@ from benchwarmers_mcp.store import names, verdicts
 @guarded(render_error)
 async def post_verdict(request: Request) -> Response:
     ctx = context(request)
-    verdict = parse_verdict(await read_json(request, ctx.settings.max_body))
-    recorded, written = await verdicts.record(ctx.db, verdict, access=access_of(request))
+    judged = parse_verdict(await read_json(request, ctx.settings.max_body))
+    recorded, written = await judge(ctx.db, judged, access=access_of(request))
     if written:
         await after_verdict(ctx, recorded.call)  # the next panel reflects it
     return JSONResponse({"ok": True, "written": written, "recorded": recorded.as_dict()})

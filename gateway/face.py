@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from starlette.requests import Request
@@ -101,12 +102,32 @@ async def listed(request: Request) -> list[collections.Listed]:
     return collections.with_modes(await collections.entries(context(request).db, only=access_of(request).visible()))
 
 
+# The User-Agents of Benchwarmers' own clients: the CLI (``cli/remote.py``) and the stdio MCP server
+# (``mcp/stdio.py``, which names the MCP client it serves in its comment: ``(client: <name>/<version>)``).
+OWN_AGENTS = {"benchwarmers-cli": "cli", "benchwarmers-mcp": "mcp"}
+MCP_CLIENT = re.compile(r"\(client: ([^()]{1,120})\)")
+
+
+def origin(user_agent: str) -> tuple[str, str]:
+    """Who asks, from the User-Agent: ``source`` (``cli`` and ``mcp`` for Benchwarmers' own clients,
+    else ``gateway``) and ``client``, the caller's product (the agent up to its first comment:
+    ``OpenAI/Python 2.3.0``, ``claude-cli/2.1.3``; for the stdio MCP server, the MCP client it serves)."""
+    agent = " ".join(user_agent.split())[:300]
+    product = agent.split(" (", 1)[0].strip()[:120]
+    source = OWN_AGENTS.get(product.split("/", 1)[0].lower(), "gateway")
+    if source == "mcp":
+        served = MCP_CLIENT.search(agent)
+        product = served.group(1).strip() if served else product
+    return source, product
+
+
 async def handle_ask(request: Request, dialect: Dialect, body: dict[str, Any] | None = None) -> Response:
     ctx = context(request)
     started = time.perf_counter()
     if body is None:
         body = await read_json(request, ctx.settings.max_body)
-    ask = dialect.parse(body, key_name(request))
+    source, client = origin(request.headers.get("user-agent") or "")
+    ask = replace(dialect.parse(body, key_name(request)), source=source, client=client)
     # one snapshot of the configuration for the whole ask: its reads share one stamp read
     with config_version.shared(ctx.db):
         collection = await resolve_for(request, ask.collection)
@@ -265,6 +286,6 @@ async def texts(turn: RouteTurn, keepalive: float | None) -> AsyncIterator[str |
             yield event.text
 
 
-__all__ = ["Dialect", "Parse", "RespondPanel", "RespondRoute", "SESSION_HEADERS", "arguments_object",
-           "as_bench_error", "begin", "coalesced", "count", "counted", "framed", "handle_ask", "listed", "named", "panel_usage",
+__all__ = ["OWN_AGENTS", "Dialect", "Parse", "RespondPanel", "RespondRoute", "SESSION_HEADERS", "arguments_object",
+           "as_bench_error", "begin", "coalesced", "count", "counted", "framed", "handle_ask", "listed", "named", "origin", "panel_usage",
            "pieces", "reply_headers", "resolve_for", "route_headers", "streaming", "texts"]

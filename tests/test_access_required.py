@@ -147,6 +147,11 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("GET", "/bench/quotas"): Probe("exempt", why="connections, not collections: cut to those its collections' models"
                                                   " use (tests/test_scope_reach.py)"),
     ("GET", "/bench/ratings"): Probe("ask", "/bench/ratings?collection={c}"),
+    ("GET", "/bench/panels"): Probe("ask", "/bench/panels?collection={c}"),
+    **{("GET", path): Probe("exempt", why="one panel or conversation by id: 403 outside the scope, a list only its"
+                                          " own (tests/test_judge_claims.py, tests/test_judge_everywhere.py)")
+       for path in ("/bench/panels/{id}", "/bench/conversations/{id}", "/bench/inbox/count")},
+    ("POST", "/bench/claims"): Probe("exempt", why="a panel by id: 403 outside the scope (tests/test_judge_claims.py)"),
     ("GET", "/bench/suggestions"): Probe(
         "exempt", why="filtered per suggestion: tests/ratings/test_suggestions.py, a scoped key sees its own"),
     ("POST", "/bench/suggestions"): Probe(

@@ -107,10 +107,10 @@ def test_a_dashboard_verdict_is_recorded_as_the_dashboards(api: httpx.Client, up
     bench(api, upstream, ["alpha"])
     with api.stream("POST", "/api/ask", json={"collection": "core", "prompt": "hi"}) as r:
         call = next(d["call"] for e, d in sse(r.iter_lines()) if e == "seat")
-    reply = api.post("/api/verdict", json={"call": call, "useful": False, "note": "wrong file",
-                                           "false": ["the SQL injection"]})
+    verdict = {"call": call, "useful": False, "note": "wrong file", "false": ["the SQL injection"]}
+    reply = api.post("/api/verdict", json=verdict)
     assert reply.status_code == 200 and reply.json()["written"] is True
-    again = api.post("/api/verdict", json={"call": call, "useful": False})
+    again = api.post("/api/verdict", json=verdict)
     assert again.json()["written"] is False  # the same verdict twice writes nothing
     rows = [(line.verdict.useful, line.verdict.note, line.verdict.false, line.key_name) for line in verdict_log(home)]
     assert rows == [(False, "wrong file", ("the SQL injection",), "dashboard")]

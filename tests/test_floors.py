@@ -27,7 +27,7 @@ FLOORS = {
     **{name: 2 for name in ("engine", "suite", "health", "scheduler", "backups")},
     **{name: 3 for name in ("upstream", "providers", "catalog", "access", "client")},
     **{name: 4 for name in ("store", "messages", "errors", "settings", "context", "inbound", "streamed", "routes",
-                            "clock", "metrics", "logformat", "__init__")},
+                            "judge_keys", "clock", "metrics", "logformat", "__init__")},
 }
 # The composition root and the processes a command starts: each named, each with its reason.
 ALLOWED = {
@@ -42,9 +42,10 @@ ALLOWED = {
 # Tests whose subject is SQL itself: the backends' placeholder rewriting, and the kit that resets a
 # throwaway PostgreSQL cluster between tests (cluster administration, not the product's data).
 # tests whose subject is the store itself: test_store_failures makes the store refuse a row (a
-# trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL
+# trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL; test_store_wal
+# grows SQLite's WAL with a table of its own; test_store_writer_order watches pg_locks
 SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py", "test_store_wal.py",
-              "test_store_writer_order.py"}  # tests of the database layer itself
+              "test_store_writer_order.py"}
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|TRIGGER)|"
                  r"UPDATE\s+\w+\s+SET)\b", re.IGNORECASE | re.DOTALL)
 

@@ -24,10 +24,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from benchwarmers_mcp import routes
 from benchwarmers_mcp.catalog.sync import FACTS_VERSION
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, calls
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import ratings as rating_store
+from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.limits import QuotaRecord
 from benchwarmers_mcp.web.registry import discover
 from tests.fakes.openai_upstream import FakeUpstream
@@ -41,8 +42,12 @@ WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|UPSERT|CREATE|DROP|ALTER
 _SENDER: ContextVar[str | None] = ContextVar("sender", default=None)
 
 # What a walk asks of a route beyond its path: a value for each path parameter, a query.
+WALKED_PANEL = "p20260102-000000-0001"  # a panel of two seats, one judged (its page computes its claims)
 EXAMPLES = {"/v1/models/{rest:path}": "/v1/models/bench/core", "/v1beta/models/{rest:path}": "/v1beta/models/bench/core",
-            "/static/{rest:path}": "/static/app.js"}
+            "/static/{rest:path}": "/static/app.js",
+            "/bench/panels/{id}": f"/bench/panels/{WALKED_PANEL}", "/api/panels/{id}": f"/api/panels/{WALKED_PANEL}",
+            "/bench/conversations/{id}": "/bench/conversations/r20260102-000000-0001",
+            "/api/conversations/{id}": "/api/conversations/r20260102-000000-0001"}
 QUERIES: dict[str, dict[str, str]] = {
     "/bench/record": {"collection": "bench/core"}, "/bench/ratings": {"collection": "core"},
     "/bench/suggestions": {"state": "all"}, "/api/model/facts": {"alias": "a"}, "/api/health": {"alias": "a"},
@@ -112,6 +117,11 @@ def walked(settings: Any, net: Loopback) -> Iterator[tuple[httpx.Client, Spy]]:
         await judge(db, "a", 2, 8, label="member")
         await judge(db, "b", 9, 1, label="member")
         await judge(db, "x", 8, 1)
+        await calls.create_panel(db, PanelRecord(WALKED_PANEL, 1.0, "bench/core", "general", "collection", "all",
+                                                 "local", None, "what is wrong in `db.py`?", []))
+        for seat, alias in (("member1", "a"), ("member2", "b")):
+            await calls.record_seat(db, SeatRecord(f"{WALKED_PANEL}.{seat}", WALKED_PANEL, seat, "member", alias, "ok",
+                                                   1.0, "- `db.py` line 3 leaks the connection\n- the loop is fine", at=1.0))
         await limit_store.set_limit(db, "connection", "ep", "rpm", 100)
         await limit_store.set_limit(db, "model", "a", "tpd", 100_000)
         async with db.transaction() as tx:

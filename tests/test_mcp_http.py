@@ -45,8 +45,10 @@ async def test_tool_list_is_strict_small_and_carries_the_rules(base: str, net: L
     assert tools["ask"].input_schema["required"] == ["collection", "prompt"]
     assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "system", "merged", "with"}
     assert tools["verdict"].input_schema["required"] == ["call", "useful"]
-    assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false"}
-    assert set(tools["pending_verdicts"].input_schema["properties"]) == {"session", "transcript", "active"}
+    assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false", "claims"}
+    assert tools["verdict"].input_schema["properties"]["claims"]["items"]["additionalProperties"] is False
+    assert set(tools["pending_verdicts"].input_schema["properties"]) == {"session", "transcript", "active",
+                                                                         "collection", "limit"}
     assert "type" not in tools["pending_verdicts"].input_schema["properties"]["active"]
     assert tools["verdict"].annotations.idempotent_hint is True
     assert tools["list_collections"].annotations.read_only_hint is True

@@ -57,7 +57,7 @@ async def test_silent_when_it_cannot_or_need_not_read(base_seeded: str, tmp_path
             await pending(client, session="s1", transcript=str(plain)),
             await pending(client, session="s1", transcript=str(empty)),
             await pending(client, session=5, transcript=str(empty)),
-            await pending(client),
+            await pending(client, active=False),  # a hook's call with neither session nor transcript
             await pending(client, session="s1", transcript=str(folder)),
         ]
     assert texts == [""] * len(texts)

@@ -81,10 +81,16 @@ def test_tool_loop_whole_passes_everything_through(oa: openai.OpenAI, fake: Fake
     assert [(r.purpose, r.caller) for r in read(home, ledger.in_order)] == [("route", "route")] * 2
 
 
-def test_the_prompt_is_never_stored(oa: openai.OpenAI, home: Path) -> None:
-    oa.chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
+def test_a_turn_keeps_its_last_user_message_only(oa: openai.OpenAI, home: Path, fake: FakeUpstream) -> None:
+    """To be judged later a turn keeps the last user message and its answer (issue 30), never the
+    system text or the rest of the conversation."""
+    fake.script["alpha"] += [said("Sunny, 21C.")]
+    oa.chat.completions.create(model="bench/agents:route", messages=[
+        *first_turn(), {"role": "assistant", "content": "Which Paris?"}, {"role": "user", "content": "France."}],
+        tools=[WEATHER])
     stored = b"".join(p.read_bytes() for p in home.glob("benchwarmers.db*"))
     assert b"weather agent" not in stored and MARKER.encode() not in stored
+    assert [(t["prompt"], t["answer"]) for t in read(home, routes.turns_of)] == [("France.", "Sunny, 21C.")]
 
 
 def test_tool_loop_streamed(oa: openai.OpenAI, fake: FakeUpstream) -> None:

@@ -29,6 +29,7 @@ from benchwarmers_mcp.access.guard import Guard
 from benchwarmers_mcp.access.policy import startup_problems
 from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.context import Context, RouteTuning
+from benchwarmers_mcp.engine.housekeeping import Housekeeping
 from benchwarmers_mcp.errors import BenchError, NotFound
 from benchwarmers_mcp.gateway.shapes import render_error_for
 from benchwarmers_mcp.health.onboarding import Onboarding
@@ -41,6 +42,7 @@ from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.events import Feed
+from benchwarmers_mcp.store.folder import private_folder
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.transport import LeanTransport
@@ -186,6 +188,7 @@ def start_workers(ctx: Context) -> None:
     ctx.scheduler, ctx.onboarding = scheduler, onboarding
     ctx.spawn(scheduler.run_forever, name="scheduler")
     ctx.spawn(onboarding.run_forever, name="onboarding worker")
+    ctx.spawn(Housekeeping(ctx).run_forever, name="housekeeping")  # the retention: at start, then every few hours
 
 
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
@@ -200,7 +203,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
         if problems:
             raise RuntimeError("refusing to start: " + "; ".join(problems))
         async with AsyncExitStack() as stack:
-            settings.home.mkdir(parents=True, exist_ok=True)
+            private_folder(settings.home)  # 0700, its files 0600 (store/folder.py)
             db = await stack.enter_async_context(Database(settings.store_target))
             transport = outbound_transport(settings, upstream_transport)  # None: httpx's, for proxies
             http = await stack.enter_async_context(make_client(settings, transport))

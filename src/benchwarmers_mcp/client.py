@@ -216,20 +216,24 @@ class ServerClient:
         return _decode(method, path, response)
 
     @asynccontextmanager
-    async def stream(self, method: str, path: str, body: Mapping[str, Any]) -> AsyncIterator[AsyncIterator[str]]:
-        """A streamed request's lines; an error status is raised (as ``Refused``) before any line."""
+    async def stream(self, method: str, path: str, body: Mapping[str, Any],
+                     headers: Mapping[str, str] | None = None) -> AsyncIterator[AsyncIterator[str]]:
+        """A streamed request's lines; an error status is raised (as ``Refused``) before any line.
+        ``headers``: more headers for this request (never the auth header: that is the path's)."""
         async with self._exchange(method, path):
-            async with self._http.stream(method, path, json=body, headers=self.headers_for(path)) as response:
+            async with self._http.stream(method, path, json=body,
+                                         headers={**(headers or {}), **self.headers_for(path)}) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     _decode(method, path, response)
                 yield response.aiter_lines()
 
-    async def panel(self, body: Mapping[str, Any], on_update: Callable[[PanelUpdate], Awaitable[None]]) -> dict[str, Any]:
+    async def panel(self, body: Mapping[str, Any], on_update: Callable[[PanelUpdate], Awaitable[None]], *,
+                    headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Stream a panel (``body`` is a chat completion request with ``"stream": true``): each piece,
         progress step and keep-alive goes to ``on_update``; returns the final ``bench`` field."""
         bench: dict[str, Any] | None = None
-        async with self.stream("POST", CHAT_PATH, body) as lines:
+        async with self.stream("POST", CHAT_PATH, body, headers) as lines:
             async for line in lines:
                 if line.startswith(":"):
                     await on_update(PanelUpdate(idle=True))

@@ -148,6 +148,8 @@ class Ask:
     model_name: str = ""
     key_name: str = "local"
     session_hint: str | None = None
+    source: str = "gateway"  # who asks: dashboard, cli, gateway or mcp (kept on the panel or conversation)
+    client: str = ""  # the caller's product: its User-Agent's, or the MCP client's name/version
     # worked out once: every member a route turn weighs and every model a panel's pool filters asks
     # it, and an agent's conversation is hundreds of messages (200 took 174 us to walk, each time)
     has_images: bool = field(init=False, repr=False, compare=False)

@@ -139,6 +139,13 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/bench/remind", POST, MCP + "post_remind", "gateway", "openai"),
     Entry("/bench/ratings", GET, ADMIN + "ratings:get_ratings", "gateway", "openai"),
     Entry("/bench/suggestions", GET, ADMIN + "ratings:get_suggestions", "gateway", "openai"),
+    # judging every panel: the list and the inbox, one panel, one route conversation, the count owed,
+    # a claim marked on every seat that made it (``admin/panels.py``; the dashboard's twins under /api)
+    Entry("/bench/panels", GET, ADMIN + "panels:get_panels", "gateway", "openai"),
+    Entry("/bench/panels/{id}", GET, ADMIN + "panels:get_panel", "gateway", "openai"),
+    Entry("/bench/conversations/{id}", GET, ADMIN + "panels:get_conversation", "gateway", "openai"),
+    Entry("/bench/inbox/count", GET, ADMIN + "panels:get_inbox_count", "gateway", "openai"),
+    Entry("/bench/claims", POST, ADMIN + "panels:post_claims", "gateway", "openai"),
     Entry("/bench/suggestions", POST, ADMIN + "ratings:review_suggestions", "gateway", "openai"),
     # MCP, both protocol eras; a trailing slash answers too (never a redirect). No GET: the server
     # opens no stream of its own, so no idle stream holds a stopping server open.
@@ -217,6 +224,13 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/ask", POST, ADMIN + "ask:ask", "admin", "openai"),
     Entry("/api/events", GET, ADMIN + "events:stream", "admin", "openai"),
     Entry("/api/verdict", POST, ADMIN + "verdicts:post_verdict", "admin", "openai"),
+    Entry("/api/panels", GET, ADMIN + "panels:get_panels", "admin", "openai"),
+    Entry("/api/panels/{id}", GET, ADMIN + "panels:get_panel", "admin", "openai"),
+    Entry("/api/conversations/{id}", GET, ADMIN + "panels:get_conversation", "admin", "openai"),
+    Entry("/api/inbox/count", GET, ADMIN + "panels:get_inbox_count", "admin", "openai"),
+    Entry("/api/claims", POST, ADMIN + "panels:post_dashboard_claims", "admin", "openai"),
+    Entry("/api/settings/retention", GET, ADMIN + "retention:get_retention", "admin", "openai"),
+    Entry("/api/settings/retention", POST, ADMIN + "retention:post_retention", "admin", "openai"),
     Entry("/api/logs", GET, ADMIN + "logs:get_logs", "admin", "openai"),
     Entry("/api/stats/usage", GET, ADMIN + "stats:usage", "admin", "openai"),
     Entry("/api/stats/helped", GET, ADMIN + "stats:helped", "admin", "openai"),

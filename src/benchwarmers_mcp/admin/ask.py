@@ -103,7 +103,7 @@ async def ask(request: Request) -> Response:
     access.check(name)
     collection = await collection_store.resolve(ctx.db, name)
     question = Ask(collection=collection.name, messages=(Message("user", _map_parts(body)),), reply=body.reply,
-                   stream=True, key_name=WHO)
+                   stream=True, key_name=WHO, source=WHO)
     run = await start_panel(ctx, question, collection, reply_mode(question, collection, can_route=False),
                             access=access)
     return Streamed(_stream(run, ctx.settings.keepalive), media_type="text/event-stream",

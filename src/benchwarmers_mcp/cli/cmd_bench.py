@@ -114,7 +114,26 @@ async def collection_delete(args: argparse.Namespace, remote: Remote) -> int:
 
 # ---- settings and quotas -------------------------------------------------------------------
 
+async def retention(args: argparse.Namespace, remote: Remote) -> int:
+    """``bench settings retention [--days N]``: how long prompts and answers are kept."""
+    days = getattr(args, "days", None)
+    reply = await (remote.post("/api/settings/retention", {"days": days}) if days is not None
+                   else remote.get("/api/settings/retention"))
+    if show_json(args, reply):
+        return 0
+    print(f"retention  prompts and answers kept {reply['days']} days (default {reply['default']}), then pruned; "
+          "verdicts and ratings stay")
+    pruned = reply.get("pruned") or {}
+    if pruned.get("panels") or pruned.get("route_turns"):
+        print(f"pruned now: {pruned.get('panels', 0)} panels, {pruned.get('route_turns', 0)} route turns")
+    return 0
+
+
 async def settings(args: argparse.Namespace, remote: Remote) -> int:
+    if getattr(args, "section", None) == "retention":
+        return await retention(args, remote)
+    if getattr(args, "days", None) is not None:
+        raise UsageError("--days belongs to: bench settings retention --days N")
     if getattr(args, "section", None) == "learning":
         from benchwarmers_mcp.cli.cmd_ratings import learning_settings
 
@@ -133,6 +152,7 @@ async def settings(args: argparse.Namespace, remote: Remote) -> int:
         from benchwarmers_mcp.cli.cmd_ratings import learning_settings
 
         await learning_settings(args, remote)
+        await retention(args, remote)
     return 0
 
 

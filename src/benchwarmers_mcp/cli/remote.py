@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from benchwarmers_mcp import client
+from benchwarmers_mcp import __version__, client
 from benchwarmers_mcp.client import PanelUpdate, ServerClient, ServerConfig
 from benchwarmers_mcp.routes import is_admin_path  # the route table's data: no handler, no engine
 
@@ -59,7 +59,8 @@ class Remote:
     def __init__(self, config: ServerConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.config = config
         self.url = config.url
-        self._client = ServerClient(config, admin_path=is_admin_path, agent="benchwarmers-cli",
+        # the server records the panels this agent asks as asked from the CLI (``gateway.face.origin``)
+        self._client = ServerClient(config, admin_path=is_admin_path, agent=f"benchwarmers-cli/{__version__}",
                                     transport=transport)
 
     async def __aenter__(self) -> Remote:

@@ -47,8 +47,8 @@ REST_WINDOW = 7 * 86400.0  # "resting too often" looks at the ledger's last week
 
 
 def _map_evidence(rows: Iterable[EvidenceRow]) -> list[Evidence]:
-    return [Evidence(r.alias, r.source, r.collection, r.shape, r.good, r.bad, r.wrong, r.real, r.age, r.scope)
-            for r in rows]
+    return [Evidence(r.alias, r.source, r.collection, r.shape, r.good, r.bad, r.wrong, r.real, r.age, r.scope,
+                     r.marked) for r in rows]
 
 
 def review_shape(c: Collection) -> str:

@@ -1,10 +1,13 @@
-"""Merged mode: who merges, and what the merger is asked."""
+"""Merged mode: who merges, what the merger is asked, and the answers' claims (the agreement map
+a merged reply carries as ``bench.claims``, its lone claims listed under the merged text)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection as AbstractSet
 
 from benchwarmers_mcp.engine import learning
+from benchwarmers_mcp.engine.claims import ClaimMap
+from benchwarmers_mcp.engine.judging import claim_map
 from benchwarmers_mcp.messages import Ask, ModelRequest, estimate_text_tokens, user
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import models as model_store
@@ -17,6 +20,22 @@ MERGER_SYSTEM = (
     "disagree, and who said what (name the seats). Keep every dissent: agreement between models is not "
     "evidence, so never present a shared claim as settled. Do not add claims of your own."
 )
+
+
+def claims_of(seats: list[SeatRecord]) -> ClaimMap:
+    """The agreement map of the seats that answered (``engine.judging.claim_map``: the same map,
+    the same group ids, as the panel's page and ``/bench/claims`` make from the store)."""
+    return claim_map({s.seat: s.answer for s in seats if s.status == "ok" and s.seat != "merger"})
+
+
+def lone_claims(claims: ClaimMap, seats: list[SeatRecord]) -> str:
+    """The claims only one seat made, as a list under the merged answer: where to look first."""
+    lone = claims.lone()
+    if not lone:
+        return ""
+    who = {s.seat: f"{s.label} — {s.alias}" for s in seats}
+    lines = [f"- {g.text} ({who.get(g.seats[0], g.seats[0])}; claim `{g.id}`)" for g in lone]
+    return "Claims only one seat made (check these first):\n" + "\n".join(lines) + "\n"
 
 
 def merge_input(ask: Ask, seats: list[SeatRecord]) -> str:

@@ -20,6 +20,7 @@ import anyio
 
 from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.engine import merge, reach
+from benchwarmers_mcp.engine.claims import ClaimMap
 from benchwarmers_mcp.engine.collections import PanelReply
 from benchwarmers_mcp.engine.pipe import Pipe, within
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
@@ -53,6 +54,7 @@ class MergeDone:
     answer: str | None
     note: str | None
     usage: Usage | None = None
+    claims: ClaimMap | None = None  # the answers' agreement map (``merge.claims_of``), whether or not it merged
 
 
 PanelEvent = SeatDone | MergeDone
@@ -212,7 +214,7 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
     panel = PanelRecord(
         id=calls.new_panel_id(), at=time.time(), collection=collection.qualified, shape=seating.shape,
         shape_by=seating.shape_by, reply=reply, key_name=ask.key_name, system=ask.system,
-        prompt=ask.prompt_text, skipped=seating.skipped)
+        prompt=ask.prompt_text, skipped=seating.skipped, source=ask.source, client=ask.client)
     await calls.create_panel(ctx.db, panel)
     pipe = Pipe[PanelEvent]()  # the engine's own channel (an anyio stream cost a backend lookup each)
     sim = await endpoint_store.simulated_names(ctx.db)
@@ -263,6 +265,14 @@ async def _merge(ctx: Context, run: PanelRun, info: CallInfo) -> MergeDone:
     answered = [s for s in done if s.status == "ok"]
     if not answered:
         return await _fallback(ctx, run, "no seat answered")
+    claims = merge.claims_of(answered)
+    merged = await _merged(ctx, run, info, answered)
+    merged.claims = claims
+    return merged
+
+
+async def _merged(ctx: Context, run: PanelRun, info: CallInfo, answered: list[SeatRecord]) -> MergeDone:
+    done = run.seats_done
     order = {s.key: i for i, s in enumerate(run.seating.seats)}
     answered.sort(key=lambda r: order.get(r.seat, 99))
     request = merge.merge_request(run.ask, answered)

@@ -4,7 +4,9 @@ Every source of evidence is kept apart (``Evidence.source``) and combined only h
 
     panel / route / shadow   verdicts, useful or not, on panel seats, route calls, shadow answers
     claims                   a verdict with a false claim is *confidently wrong*; one with real claims
-                             is counted as verified (both ride on the verdict rows above)
+                             is counted as verified (both ride on the verdict rows above, their
+                             latest line's lists, even a line of claim marks alone, whose
+                             unsaid useful counts neither good nor bad: ``marked``)
     suite                    scored suite answers: found or clean is good; missed, wrong line, false
                              alarm is not; a false alarm or an invented finding is confidently wrong
     health                   whether the model answers at all (seats and route turns: ok or failed)
@@ -54,6 +56,7 @@ class Evidence:
     real: int = 0  # verdicts with a verified claim
     age: float = 0.0  # seconds since (the bucket's start)
     scope: tuple[str, ...] | None = None  # the scoped key's collections (bare names); None: every one
+    marked: int = 0  # verdicts of claim marks alone (useful not said): trials of confidently wrong, not of useful
 
     def counts_on(self, collection: str) -> bool:
         """Whether this evidence may move the rating on ``collection`` (qualified; "" for everywhere):
@@ -199,7 +202,7 @@ def rate(alias: str, evidence: Iterable[Evidence], *, collection: str = "", shap
             continue
         w *= policy.relevance(e, collection, shape)
         a, b, weight = a + w * e.good, b + w * e.bad, weight + w * (e.good + e.bad)
-        wa, wb = wa + w * e.wrong, wb + w * (e.good + e.bad - e.wrong)
+        wa, wb = wa + w * e.wrong, wb + w * (e.good + e.bad + e.marked - e.wrong)
     return Rating(alias, collection, shape, a, b, weight, counts, wa, max(1.0, wb), ok, failed, policy.level)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchwarmers_mcp.engine.judging import claims_view
+from benchwarmers_mcp.engine.merge import lone_claims
 from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.messages import Usage
@@ -62,9 +64,12 @@ def merged_content(run: PanelRun) -> str:
     """The merger's answer with a line naming its sources, or every answer with the reason it fell back."""
     merge = run.merge
     if merge and merge.answer is not None and merge.record is not None:
-        sources = ", ".join(f"{s.alias} {s.status}" for s in run.seats_in_seat_order())
-        return (f"{merge.answer}\n\n---\nMerged by {merge.record.alias} (`{merge.record.call}`) from: {sources}. "
-                f"Every seat is in `bench`; record a verdict per call: {VERDICT_HINT}\n")
+        seats = run.seats_in_seat_order()
+        sources = ", ".join(f"{s.alias} {s.status}" for s in seats)
+        lone = lone_claims(merge.claims, seats) if merge.claims else ""
+        return (f"{merge.answer}\n\n---\n{lone + chr(10) if lone else ''}Merged by {merge.record.alias} "
+                f"(`{merge.record.call}`) from: {sources}. Every seat is in `bench` (and every claim, with who made "
+                f"it, in `bench.claims`); record a verdict per call: {VERDICT_HINT}\n")
     why = merge.note if merge and merge.note else "the merge did not run"
     return f"_Merged reply unavailable: {why}. Every answer follows._\n\n" + every_answer(run)
 
@@ -102,6 +107,8 @@ def panel_bench(run: PanelRun) -> dict[str, Any]:
         merge = run.merge
         if merge and merge.record:
             out["merger"] = merge.record.as_dict()
+        if merge and merge.claims is not None:  # the agreement map: each claim, its seats, its judgement
+            out["claims"] = claims_view(merge.claims, {s.seat: s.call for s in run.seats_done})
         if merge and merge.answer is not None:
             out["reply"] = "merged"
         else:

@@ -16,8 +16,9 @@ Failover happens before the first piece of an answer reaches the agent: an upstr
 an empty answer moves the turn to the next member, up to ``max_tries``. Reasoning streamed before
 the answer is held back with it. The last member's empty answer is its answer. A whole (not
 streamed) turn holds the entire answer, so it can fail over at any point. Every turn is a row
-(``store.routes``); the prompt is never stored. Tool names a member's API would refuse (too long,
-other characters) are shortened for it and mapped back on its calls, within the turn
+(``store.routes``), with the last user message and the answer, so the turn can be judged later
+on its own call id (``<conversation>.t<turn>``). Tool names a member's API would refuse (too
+long, other characters) are shortened for it and mapped back on its calls, within the turn
 (``providers.convert.ToolNames``); the face may list the tools it left out (``dropped_tools``).
 """
 
@@ -64,6 +65,7 @@ from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.store.db import StoreUnavailable
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
+from benchwarmers_mcp.store.verdicts import turn_call
 
 log = logging.getLogger("benchwarmers.route")
 
@@ -247,7 +249,8 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     tune = tuning(ctx)
     line = await ranking.lineup(ctx.db, collection, ask)
     claim = await route_store.claim_turn(ctx.db, sticky_key(ask, session), collection.qualified, ask.key_name,
-                                         idle_lapse=tune.idle_lapse, eligible={m.alias for m in line.eligible})
+                                         idle_lapse=tune.idle_lapse, eligible={m.alias for m in line.eligible},
+                                         source=ask.source, client=ask.client)
     candidates = await order(ctx, line, claim, tune)
     pipe = Pipe[Item]()
     turn = RouteTurn(collection, claim.conversation.id, claim.turn, line.skipped, pipe)
@@ -519,12 +522,23 @@ class _Driver:
         record.tokens_in, record.tokens_out, record.reasoning = (usage.input_tokens, usage.output_tokens,
                                                                  usage.reasoning_tokens)
         record.tried = self.tried
+        if record.call is not None:  # a member answered: the turn can be judged on its own call id
+            record.turn_call = turn_call(record.conversation, record.turn)
+            record.prompt, record.answer = last_prompt(self.ask), answer.text
         try:
             await route_store.record_turn(self.ctx.db, record)
         except StoreUnavailable as e:  # /health says so; the turn's answer stands
             log.error("could not record route turn %s.%s: %s", record.conversation, record.turn, e.message)
         except Exception:
             log.exception("could not record route turn %s.%s", record.conversation, record.turn)
+
+
+def last_prompt(ask: Ask) -> str:
+    """The last user message with text in it (images as placeholders): what a turn answered."""
+    for m in reversed(ask.messages):
+        if m.role == "user" and (m.text.strip() or m.images):
+            return "\n\n".join(p for p in (m.text, *(i.placeholder() for i in m.images)) if p)
+    return ""
 
 
 def _has_answer(events: list[StreamEvent]) -> bool:

@@ -27,18 +27,29 @@ from starlette.types import Receive, Scope, Send
 
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.policy import Policy
-from benchwarmers_mcp.context import Access, Context
+from benchwarmers_mcp.context import Access, Context, bare_collection
 from benchwarmers_mcp.engine import collections, learning, report
+from benchwarmers_mcp.engine.judging import judge, panel_view
 from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, start_panel
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest, BenchError
 from benchwarmers_mcp.inbound import access_of, context, guarded, read_json
 from benchwarmers_mcp.inbound import render_error as default_error
-from benchwarmers_mcp.mcp.tools import MAX_CALLS, AskArgs, Progress, ToolFailure, VerdictArgs, build_server
+from benchwarmers_mcp.mcp.tools import (
+    MAX_CALLS,
+    PENDING_PANELS,
+    AskArgs,
+    PendingArgs,
+    Progress,
+    ToolFailure,
+    VerdictArgs,
+    build_server,
+)
 from benchwarmers_mcp.messages import Ask, user
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import collections as collection_store
-from benchwarmers_mcp.store import reminders, verdicts
+from benchwarmers_mcp.store import panels, reminders
+from benchwarmers_mcp.store.panels import PanelFilter
 
 log = logging.getLogger("benchwarmers.mcp")
 
@@ -64,9 +75,10 @@ class EngineTools:
             entry["ratings"] = {a: learning.brief(r) for a, r in ratings.items()}
         return entries
 
-    async def ask(self, args: AskArgs, request: Request | None, progress: Progress) -> tuple[str, dict[str, Any]]:
+    async def ask(self, args: AskArgs, request: Request | None, progress: Progress,
+                  client: str = "") -> tuple[str, dict[str, Any]]:
         try:
-            run = await self._start(args, request)
+            run = await self._start(args, request, client)
         except BenchError as e:
             raise refused("ask", e) from None
         seats = len(run.seating.seats)
@@ -84,13 +96,14 @@ class EngineTools:
         await run.wait()
         return report.content(run), report.panel_bench(run)
 
-    async def _start(self, args: AskArgs, request: Request | None) -> PanelRun:
+    async def _start(self, args: AskArgs, request: Request | None, client: str) -> PanelRun:
         collection, suffix = collections.split_model(args.collection)
         reply = suffix if args.merged is None else ("merged" if args.merged else "all")
         nominees = tuple(n.strip() for n in args.with_ or () if n.strip())
         access = access_of(request)
         ask = Ask(collection=collection, messages=(user(args.prompt),), system=args.system or None, reply=reply,
-                  with_=nominees, model_name=args.collection, key_name=access.key_name)
+                  with_=nominees, model_name=args.collection, key_name=access.key_name, source="mcp",
+                  client=client)
         access.check(collection)
         found = await collection_store.resolve(self.ctx.db, collection)
         return await start_panel(self.ctx, ask, found, collections.reply_mode(ask, found, can_route=False),
@@ -98,8 +111,7 @@ class EngineTools:
 
     async def verdict(self, args: VerdictArgs, request: Request | None) -> tuple[dict[str, Any], bool]:
         try:
-            verdict = parse_verdict(args.body())
-            recorded, written = await verdicts.record(self.ctx.db, verdict, access=access_of(request))
+            recorded, written = await judge(self.ctx.db, parse_verdict(args.body()), access=access_of(request))
         except BenchError as e:
             raise refused("verdict", e) from None
         if written:
@@ -108,6 +120,21 @@ class EngineTools:
 
     async def remind(self, session: str, calls: list[str], request: Request | None) -> list[str]:
         return await reminders.due(self.ctx.db, session, calls, access=access_of(request))
+
+    async def owed_panels(self, args: PendingArgs, request: Request | None) -> tuple[list[dict[str, Any]], int]:
+        access = access_of(request)
+        try:
+            collection = None
+            if args.collection:
+                collection = bare_collection(args.collection)
+                access.check(collection)
+            listed = await panels.listing(self.ctx.db, PanelFilter(
+                owed=True, collection=None if collection is None else f"bench/{collection}",
+                limit=args.limit or PENDING_PANELS), access=access)
+            details = [await panel_view(self.ctx.db, p["id"], access=access) for p in listed["panels"]]
+        except BenchError as e:
+            raise refused("pending_verdicts", e) from None
+        return details, listed["owed_total"]
 
 
 # ---- streamable HTTP ---------------------------------------------------------------------------

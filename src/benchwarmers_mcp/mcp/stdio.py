@@ -6,7 +6,9 @@ the environment (read once, in ``main``): ``BENCHWARMERS_URL``, ``BENCHWARMERS_K
 900). ``ask`` streams ``POST /v1/chat/completions`` and reports progress from the counts the server
 sends with each piece (and on every keep-alive); ``verdict`` posts ``/bench/verdict``;
 ``list_collections`` reads ``/v1/models``; ``pending_verdicts`` reads the transcript here and asks
-``/bench/remind``, so the reminded set stays in the server's store.
+``/bench/remind``, so the reminded set stays in the server's store (called without the hook's
+fields, it lists the owed panels from ``/bench/panels``). Its User-Agent names the MCP client it
+serves, so the server records the panels it asks as asked over MCP, by that client.
 
 stdout carries nothing but the protocol (the SDK moves it off fd 1); logs go to stderr. With no
 server it still starts and lists the tools; each call says how to start one.
@@ -26,9 +28,18 @@ import anyio
 
 from benchwarmers_mcp import __version__, client
 from benchwarmers_mcp.client import PanelUpdate, ServerClient, ServerConfig
-from benchwarmers_mcp.mcp.tools import AskArgs, Progress, ToolFailure, VerdictArgs, build_server
+from benchwarmers_mcp.mcp.tools import (
+    PENDING_PANELS,
+    AskArgs,
+    PendingArgs,
+    Progress,
+    ToolFailure,
+    VerdictArgs,
+    build_server,
+)
 
 log = logging.getLogger("benchwarmers.mcp")
+AGENT = "benchwarmers-mcp"  # its User-Agent's product: panels it asks are recorded as asked over MCP
 
 
 def config_from_env(env: Mapping[str, str]) -> ServerConfig:
@@ -95,7 +106,8 @@ class RemoteTools:
                                 for m in rated.get("models") or () if m.get("member")}
         return entries
 
-    async def ask(self, args: AskArgs, request: Any, progress: Progress) -> tuple[str, dict[str, Any]]:
+    async def ask(self, args: AskArgs, request: Any, progress: Progress,
+                  client: str = "") -> tuple[str, dict[str, Any]]:
         messages = [{"role": "system", "content": args.system}] if args.system else []
         body: dict[str, Any] = {"model": args.collection, "stream": True,
                                 "messages": [*messages, {"role": "user", "content": args.prompt}]}
@@ -116,8 +128,10 @@ class RemoteTools:
                 reported = (update.done, update.seats)
                 await progress.seat(update.done, update.seats)
 
+        # the MCP client this process serves, named in the User-Agent's comment (``gateway.face.origin``)
+        agent = f"{AGENT}/{__version__}" + (f" (client: {' '.join(client.split())})" if client else "")
         with self._mapped():
-            bench = await self.server.panel(body, relay)
+            bench = await self.server.panel(body, relay, headers={"User-Agent": agent})
         return "".join(pieces), bench
 
     async def verdict(self, args: VerdictArgs, request: Any) -> tuple[dict[str, Any], bool]:
@@ -128,9 +142,19 @@ class RemoteTools:
         data = await self._json("POST", "/bench/remind", {"session": session, "calls": calls})
         return list(data.get("due") or [])
 
+    async def owed_panels(self, args: PendingArgs, request: Any) -> tuple[list[dict[str, Any]], int]:
+        query = {"owed": "1", "limit": str(args.limit or PENDING_PANELS)}
+        if args.collection:
+            query["collection"] = args.collection
+        with self._mapped():
+            listed = await self.server.get("/bench/panels", query)
+            details = [await self.server.get(f"/bench/panels/{quote(p['id'], safe='')}")
+                       for p in listed.get("panels") or ()]
+        return details, int(listed.get("owed_total") or 0)
+
 
 async def serve(config: ServerConfig) -> None:
-    async with ServerClient(config, agent="benchwarmers-mcp") as server:
+    async with ServerClient(config, agent=f"{AGENT}/{__version__}") as server:
         await build_server(RemoteTools(server), __version__).run_stdio_async()
 
 

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 from mcp.server import MCPServer
@@ -40,6 +40,8 @@ INSTRUCTIONS = (
 )
 TAIL_BYTES = 8 * 1024 * 1024
 MAX_CALLS = 5000
+PENDING_PANELS, MAX_PENDING_PANELS = 5, 50  # panels ``pending_verdicts`` lists by default, at most
+ANSWER_CHARS = 4000  # of each owed seat's answer it shows
 PANEL_CALL = re.compile(r"\bp\d{8}-\d{6}-[0-9a-f]{4}\.[a-z]+\d*\b")
 NO_COLLECTIONS = ("No collections yet. Create one on the Benchwarmers dashboard (or `bench collection save`), "
                   "then ask it by name.")
@@ -84,19 +86,28 @@ class AskArgs(_Args):
     with_: list[str] | None = Field(None, alias="with", max_length=10)
 
 
+class ClaimArgs(_Args):
+    id: str = Field(min_length=1, max_length=64)
+    judgement: Literal["real", "false", "none"]
+
+
 class VerdictArgs(_Args):
     call: str = Field(min_length=3, max_length=200)
     useful: bool
     note: str | None = None
     real: list[str] | None = None
     false_: list[str] | None = Field(None, alias="false")
+    claims: list[ClaimArgs] | None = Field(None, max_length=200)
 
     def body(self) -> dict[str, Any]:
-        """The ``POST /bench/verdict`` body: only the fields that were sent."""
+        """The ``POST /bench/verdict`` body: the fields that were sent (what is left out is empty:
+        a verdict replaces the last one whole)."""
         out: dict[str, Any] = {"call": self.call, "useful": self.useful}
         for key, value in (("note", self.note), ("real", self.real), ("false", self.false_)):
             if value is not None:
                 out[key] = value
+        if self.claims is not None:
+            out["claims"] = [{"id": c.id, "judgement": c.judgement} for c in self.claims]
         return out
 
 
@@ -104,6 +115,13 @@ class PendingArgs(_Args):
     session: Any = None
     transcript: Any = None
     active: Any = None
+    collection: str | None = Field(None, min_length=1, max_length=100)
+    limit: int | None = Field(None, ge=1, le=MAX_PENDING_PANELS)
+
+    @property
+    def for_hook(self) -> bool:
+        """Called as the Stop hook (any of its three fields sent), not by an agent for the list."""
+        return self.session is not None or self.transcript is not None or self.active is not None
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -133,11 +151,18 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "note": {"type": "string", "description": "What you checked, in a line."},
         "real": {**_STRINGS, "description": "Claims you verified true, one sentence each."},
         "false": {**_STRINGS, "description": "Claims you found untrue, one sentence each."},
+        "claims": {"type": "array", "description": "Claim groups of this panel (ids from pending_verdicts) to mark "
+                                                   "on every seat that made them.",
+                   "items": _object({"id": {"type": "string"}, "judgement": {"enum": ["real", "false", "none"]}},
+                                    ("id", "judgement"))},
     }, ("call", "useful")),
     "pending_verdicts": _object({
-        "session": {"type": "string", "description": "The Claude Code session id."},
-        "transcript": {"type": "string", "description": "The hook's transcript_path (.jsonl)."},
-        "active": {"description": "The hook's stop_hook_active; true means say nothing."},
+        "collection": {"type": "string", "description": "Only this collection's panels."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PENDING_PANELS,
+                  "description": f"Panels to list (default {PENDING_PANELS})."},
+        "session": {"type": "string", "description": "Stop hook: the Claude Code session id."},
+        "transcript": {"type": "string", "description": "Stop hook: its transcript_path (.jsonl)."},
+        "active": {"description": "Stop hook: stop_hook_active; true means say nothing."},
     }),
 }
 DESCRIPTIONS = {
@@ -153,10 +178,12 @@ DESCRIPTIONS = {
     "verdict": (
         "Record a verdict on one seat (a call id from ask), after checking its answer against the source. Put "
         "the true claims in real and the untrue ones in false, one sentence each: they feed routing and the "
-        "confidently-wrong record, so a note alone is not enough. Sending the same verdict twice changes nothing."),
+        "confidently-wrong record, so a note alone is not enough. A verdict replaces the seat's last one whole. "
+        "claims marks a claim group on every seat that made it. Sending the same verdict twice changes nothing."),
     "pending_verdicts": (
-        "For the plugin's Stop hook: answered seats from this session's panels with no verdict yet, reminded "
-        "once per seat. An agent need not call it."),
+        "The seats still owed a verdict, newest panel first: each with its claims, grouped across seats (an id "
+        "to mark with verdict's claims). With session and transcript it is the plugin's Stop hook: this "
+        "session's seats, reminded once each."),
 }
 TITLES = {"list_collections": "List collections", "ask": "Ask a collection", "verdict": "Record a verdict",
           "pending_verdicts": "Seats still to judge"}
@@ -223,11 +250,16 @@ class Backend(Protocol):
 
     async def collections(self, request: Any) -> list[dict[str, Any]]: ...
 
-    async def ask(self, args: AskArgs, request: Any, progress: Progress) -> tuple[str, dict[str, Any]]: ...
+    async def ask(self, args: AskArgs, request: Any, progress: Progress,
+                  client: str = "") -> tuple[str, dict[str, Any]]: ...
 
     async def verdict(self, args: VerdictArgs, request: Any) -> tuple[dict[str, Any], bool]: ...
 
     async def remind(self, session: str, calls: list[str], request: Any) -> list[str]: ...
+
+    async def owed_panels(self, args: PendingArgs, request: Any) -> tuple[list[dict[str, Any]], int]:
+        """The owed panels, each as ``GET /bench/panels/{id}`` gives it, and every seat owed."""
+        ...
 
 
 # ---- results -----------------------------------------------------------------------------------
@@ -321,8 +353,42 @@ def hook_reply(due: list[str]) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": context}})
 
 
+def owed_summary(panel: dict[str, Any]) -> dict[str, Any]:
+    """One panel as ``pending_verdicts`` lists it: each owed seat with its answer (cut) and its
+    claims, each claim with its group, and the groups those claims are in (id, text, seats)."""
+    head = panel["panel"]
+    owed = [s for s in panel["seats"] if s.get("owed")]
+    owed_calls = {s["call"] for s in owed}
+    groups = [g for g in panel.get("claims") or () if owed_calls & set(g["calls"])]
+    seats = []
+    for seat in owed:
+        answer = str(seat.get("answer") or "")
+        entry: dict[str, Any] = {"call": seat["call"], "seat": seat["seat"], "alias": seat["alias"],
+                                 "status": seat["status"], "answer": answer[:ANSWER_CHARS]}
+        if len(answer) > ANSWER_CHARS:
+            entry["answer_cut"] = True
+        entry["claims"] = [{"text": c["text"], "group": g["id"]} for g in groups for c in g["claims"]
+                           if c["call"] == seat["call"]]
+        seats.append(entry)
+    return {"panel": head["id"], "collection": head["collection"], "asked_by": head.get("asked_by"),
+            "source": head.get("source"), "client": head.get("client"), "prompt": head.get("prompt_preview"),
+            "seats": seats, "groups": [{"id": g["id"], "text": g["text"], "seats": g["seats"], "calls": g["calls"],
+                                        "judgement": g["judgement"]} for g in groups]}
+
+
+async def owed_text(backend: Backend, args: PendingArgs, request: Any) -> str:
+    """The seats owed a verdict, as JSON: the panels (``owed_summary``) and how many seats are owed."""
+    details, total = await backend.owed_panels(args, request)
+    if not details:
+        return "Nothing to judge: every answered seat has a verdict."
+    return json.dumps({"owed_total": total, "panels": [owed_summary(d) for d in details]}, ensure_ascii=False)
+
+
 async def pending_text(backend: Backend, args: PendingArgs, request: Any) -> str:
-    """The Stop hook's answer: empty unless some seat is due a reminder."""
+    """The Stop hook's answer (empty unless some seat is due a reminder); called without the hook's
+    fields, the seats owed a verdict (``owed_text``)."""
+    if not args.for_hook:
+        return await owed_text(backend, args, request)
     session, transcript = args.session, args.transcript
     if is_active(args.active) or not isinstance(session, str) or not session.strip():
         return ""
@@ -345,12 +411,24 @@ def http_request(ctx: Context) -> Any:
         return None
 
 
+def client_of(ctx: Context) -> str:
+    """The MCP client's ``clientInfo`` as ``name/version`` ('' when it sent none)."""
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, ValueError):  # no session behind this call
+        return ""
+    info = params.client_info if params is not None else None
+    if info is None:
+        return ""
+    return f"{info.name}/{info.version}"[:120] if info.version else info.name[:120]
+
+
 def _tools(backend: Backend) -> dict[str, Callable[..., Awaitable[CallToolResult]]]:
     async def list_collections(args: NoArgs, ctx: Context) -> CallToolResult:
         return text_result(collections_text(await backend.collections(http_request(ctx))))
 
     async def ask(args: AskArgs, ctx: Context) -> CallToolResult:
-        content, bench = await backend.ask(args, http_request(ctx), Progress(ctx.report_progress))
+        content, bench = await backend.ask(args, http_request(ctx), Progress(ctx.report_progress), client_of(ctx))
         return ask_result(content, bench)
 
     async def verdict(args: VerdictArgs, ctx: Context) -> CallToolResult:

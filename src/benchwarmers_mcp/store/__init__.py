@@ -20,6 +20,9 @@ per concept holds that concept's queries:
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
     config_version (configuration kept per process until any process changes it)  liveness (whether
     the store serves now, for ``/health``)
+    panels (panels and route conversations to judge: the list, one panel, the count owed)
+    retention (how long prompts and answers are kept, and pruning them)  folder (the data folder
+    kept private: 0700, its files 0600)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
 factory, a cursor or the driver. Tests read records through the same functions.

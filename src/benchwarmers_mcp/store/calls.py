@@ -52,6 +52,8 @@ class PanelRecord:
     prompt: str
     skipped: list[dict[str, str]]
     note: str | None = None
+    source: str = ""  # dashboard, cli, gateway or mcp
+    client: str = ""  # the caller's product (its User-Agent, or the MCP client's name and version)
 
 
 async def create_panel(db: Database, panel: PanelRecord) -> str:
@@ -59,10 +61,10 @@ async def create_panel(db: Database, panel: PanelRecord) -> str:
     taken one now and then: it draws again (``panel.id`` is updated) rather than failing."""
     while True:
         written = await db.write(
-            "INSERT INTO panels (id, at, collection, shape, shape_by, reply, key_name, system, prompt, skipped, note)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO panels (id, at, collection, shape, shape_by, reply, key_name, system, prompt, skipped, note,"
+            " source, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (panel.id, panel.at, panel.collection, panel.shape, panel.shape_by, panel.reply, panel.key_name,
-             panel.system, panel.prompt, json.dumps(panel.skipped), panel.note),
+             panel.system, panel.prompt, json.dumps(panel.skipped), panel.note, panel.source, panel.client),
         )
         if written:
             return panel.id
@@ -87,7 +89,7 @@ async def record_seat(db: Database, seat: SeatRecord) -> None:
 def _panel(row: Row, dialect: str) -> PanelRecord:
     return PanelRecord(row["id"], row["at"], row["collection"], row["shape"], row["shape_by"], row["reply"],
                        row["key_name"], read_text(row["system"], dialect), read_text(row["prompt"], dialect),
-                       json.loads(row["skipped"]), read_text(row["note"], dialect))
+                       json.loads(row["skipped"]), read_text(row["note"], dialect), row["source"], row["client"])
 
 
 async def panel(db: Database, panel_id: str) -> PanelRecord | None:

@@ -8,39 +8,29 @@ import json
 from typing import Any
 
 from benchwarmers_mcp.store.db import Database, placeholders
+from benchwarmers_mcp.store.panels import seats_of
 from benchwarmers_mcp.store.portable import read_text
-
-LATEST_VERDICT = "SELECT call, MAX(id) AS id FROM verdicts GROUP BY call"
 
 
 async def panels(db: Database, limit: int = 200) -> list[dict[str, Any]]:
-    """The newest panels, each with its seats in seat order and each seat's latest verdict."""
+    """The newest panels, each with its seats in seat order and each seat's latest verdict
+    (``store.panels.seats_of``: ``useful`` true, false or None, ``owed``), and who asked (source,
+    client, key)."""
     rows = await db.fetchall(
-        "SELECT id, at, collection, shape, shape_by, reply, key_name, skipped, note FROM panels"
+        "SELECT id, at, collection, shape, shape_by, reply, key_name, source, client, skipped, note FROM panels"
         " ORDER BY at DESC, id DESC LIMIT ?", (limit,))
-    out = {r["id"]: {"id": r["id"], "at": r["at"], "collection": r["collection"], "shape": r["shape"],
-                     "shape_by": r["shape_by"], "reply": r["reply"], "asked_by": r["key_name"],
-                     "skipped": json.loads(r["skipped"] or "[]"), "note": read_text(r["note"], db.dialect), "seats": [],
-                     "owed": 0}
-           for r in rows}
-    if not out:
+    if not rows:
         return []
-    marks = placeholders(out)
-    seats = await db.fetchall(
-        "SELECT s.panel, s.call, s.seat, s.label, s.alias, s.status, s.seconds, s.at, v.useful"
-        f" FROM seats s LEFT JOIN ({LATEST_VERDICT}) last ON last.call = s.call"
-        f" LEFT JOIN verdicts v ON v.id = last.id WHERE s.panel IN ({marks}) ORDER BY s.at", list(out))
-    for s in seats:
-        panel = out[s["panel"]]
-        judged = s["useful"] is not None
-        panel["seats"].append({"call": s["call"], "seat": s["label"], "key": s["seat"], "alias": s["alias"],
-                               "status": s["status"], "seconds": round(s["seconds"], 2),
-                               "judged": judged, "useful": None if not judged else bool(s["useful"])})
-        if not judged and s["status"] in ("ok", "empty"):
-            panel["owed"] += 1
-    for panel in out.values():
-        panel["seats"].sort(key=lambda s: (s["key"] == "merger", s["key"].startswith("explorer"), s["key"]))
-    return list(out.values())
+    seats = await seats_of(db, [r["id"] for r in rows])
+    out = []
+    for r in rows:
+        shown = [{**s, "judged": s["useful"] is not None} for s in seats[r["id"]]]
+        out.append({"id": r["id"], "at": r["at"], "collection": r["collection"], "shape": r["shape"],
+                    "shape_by": r["shape_by"], "reply": r["reply"], "asked_by": r["key_name"], "source": r["source"],
+                    "client": r["client"], "skipped": json.loads(r["skipped"] or "[]"),
+                    "note": read_text(r["note"], db.dialect),
+                    "seats": shown, "owed": sum(s["owed"] for s in shown)})
+    return out
 
 
 async def conversations(db: Database, limit: int = 200) -> list[dict[str, Any]]:

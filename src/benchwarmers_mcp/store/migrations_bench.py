@@ -120,3 +120,86 @@ async def limits_002_inflight_owners(tx: Transaction) -> None:
                      " ALTER TABLE inflight ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
                      " ALTER TABLE usage ADD COLUMN tokens_unknown INTEGER NOT NULL DEFAULT 0;"
                      " ALTER TABLE usage ADD COLUMN ticket INTEGER")
+
+
+@migration
+async def judge_001_sources_texts_retention(tx: Transaction) -> None:
+    """Judging every panel from anywhere (issue 30):
+
+    - who asked: ``source`` (``dashboard``, ``cli``, ``gateway``, ``mcp``) and ``client`` (the caller's
+      product, from its User-Agent or the MCP client's ``clientInfo``) on panels and route
+      conversations; rows from before get ``dashboard`` where their key says so, else '' (unknown);
+    - a route turn's texts, so a turn can be judged later on its own call id (``turn_call``,
+      ``<conversation>.t<turn>``): the last user message (``prompt``) and the answer;
+    - ``pruned_at``: when the retention pruned a panel's texts (its prompt, system text, and its
+      seats' answers and errors: on the panel and on each seat), a route turn's or a shadow
+      answer's; NULL while they are kept."""
+    await script(tx, """
+        ALTER TABLE panels ADD COLUMN source TEXT NOT NULL DEFAULT '';
+        ALTER TABLE panels ADD COLUMN client TEXT NOT NULL DEFAULT '';
+        ALTER TABLE panels ADD COLUMN pruned_at REAL;
+        ALTER TABLE seats ADD COLUMN pruned_at REAL;
+        ALTER TABLE route_conversations ADD COLUMN source TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_conversations ADD COLUMN client TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_turns ADD COLUMN turn_call TEXT;
+        ALTER TABLE route_turns ADD COLUMN prompt TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_turns ADD COLUMN answer TEXT NOT NULL DEFAULT '';
+        ALTER TABLE route_turns ADD COLUMN pruned_at REAL;
+        ALTER TABLE shadow_calls ADD COLUMN pruned_at REAL;
+        CREATE INDEX panels_at ON panels (at);
+        CREATE INDEX route_turns_turn_call ON route_turns (turn_call)
+        """)
+    await tx.execute("UPDATE panels SET source = 'dashboard' WHERE key_name = 'dashboard'")
+
+
+@migration
+async def judge_002_claim_marks_and_owed(tx: Transaction) -> None:
+    """Claims judged once (issue 30):
+
+    - ``verdicts.useful`` nullable: a line that only marks claims (real or false) on a seat nobody
+      judged useful or not yet. SQLite cannot drop a NOT NULL, so there the table is rebuilt
+      (same ids, same sequence, its index and its live-feed trigger made again);
+    - ``seats.judged``: whether the seat's latest verdict line says useful or not, set by a trigger
+      in the statement that writes each line (filled here from the lines before), so the seats
+      owed a verdict are read from a partial index (``seats_owed``, the terms of
+      ``verdicts.owed``) instead of a probe of the verdicts per seat (the inbox's count is on every
+      page: 1.1 s over 100,000 seats that way, 8 ms this way)."""
+    await _verdicts_nullable(tx)
+    await script(tx, "ALTER TABLE seats ADD COLUMN judged INTEGER NOT NULL DEFAULT 0")
+    await trigger(tx, "seats_judged", "verdicts",
+                  "UPDATE seats SET judged = CASE WHEN NEW.useful IS NULL THEN 0 ELSE 1 END WHERE call = NEW.call;")
+    await script(tx, """
+        UPDATE seats SET judged = 1 WHERE call IN (SELECT v.call FROM verdicts v WHERE v.useful IS NOT NULL
+            AND v.id = (SELECT MAX(l.id) FROM verdicts l WHERE l.call = v.call));
+        CREATE INDEX seats_owed ON seats (panel) WHERE status IN ('ok', 'empty') AND judged = 0 AND pruned_at IS NULL
+        """)
+
+
+async def _verdicts_nullable(tx: Transaction) -> None:
+    """``verdicts.useful`` may be NULL: PostgreSQL drops the NOT NULL; SQLite rebuilds the table."""
+    if tx.dialect == "postgresql":
+        await tx.execute("ALTER TABLE verdicts ALTER COLUMN useful DROP NOT NULL")
+        return
+    await script(tx, """
+        CREATE TABLE verdicts_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call TEXT NOT NULL,
+            at REAL NOT NULL,
+            useful INTEGER,
+            note TEXT NOT NULL DEFAULT '',
+            real TEXT NOT NULL DEFAULT '[]',
+            false_claims TEXT NOT NULL DEFAULT '[]',
+            key_name TEXT NOT NULL DEFAULT 'local',
+            scope TEXT
+        );
+        INSERT INTO verdicts_new (id, call, at, useful, note, real, false_claims, key_name, scope)
+            SELECT id, call, at, useful, note, real, false_claims, key_name, scope FROM verdicts;
+        DELETE FROM sqlite_sequence WHERE name = 'verdicts_new';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'verdicts_new', seq FROM sqlite_sequence WHERE name = 'verdicts';
+        DROP TABLE verdicts;
+        ALTER TABLE verdicts_new RENAME TO verdicts;
+        CREATE INDEX verdicts_call ON verdicts (call, id)
+        """)
+    kind, subject, ref = _before.EVENT_TRIGGERS["verdicts"]  # as web_001_events made it
+    await trigger(tx, "events_verdicts", "verdicts",
+                  f"INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, '{kind}', {subject}, {ref});")

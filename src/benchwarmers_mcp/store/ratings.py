@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
-from benchwarmers_mcp.store import config_version, health_evidence
+from benchwarmers_mcp.store import config_version, health_evidence, verdicts
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
 from benchwarmers_mcp.store.portable import floor_of, read_text
@@ -35,12 +35,13 @@ from benchwarmers_mcp.store.portable import floor_of, read_text
 DAY = 86400.0
 BUCKET = DAY  # evidence is aged by the day
 
-_LATEST = "JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
+# good / bad from the latest line's useful (NULL, a line of claim marks alone, is neither); wrong /
+# verified from the latest line's false and real lists, whatever its useful says
 _VERDICT_COLUMNS = ("v.useful AS useful, CASE WHEN v.false_claims <> '[]' THEN 1 ELSE 0 END AS wrong,"
                     " CASE WHEN v.real <> '[]' THEN 1 ELSE 0 END AS verified, v.scope AS scope")
 _VERDICT_SOURCES = {
     "panel": "JOIN seats s ON s.call = v.call JOIN panels p ON p.id = s.panel",
-    "route": "JOIN route_calls s ON s.call = v.call",
+    "route": f"JOIN ({verdicts.ROUTE_CALLS}) s ON s.call = v.call",  # a member's calls and its turns' own
     "shadow": "JOIN shadow_calls s ON s.call = v.call",
 }
 _SCOPE = {"panel": "s.alias AS alias, p.collection AS collection, p.shape AS shape",
@@ -67,6 +68,7 @@ class EvidenceRow:
     real: int
     age: float
     scope: tuple[str, ...] | None = None  # the scoped key's collections (bare names); None: any
+    marked: int = 0  # latest lines of claim marks alone (no useful): trials of "confidently wrong" only
 
 
 async def _verdict_evidence(db: Reader, source: str, now: float, bucket: float) -> tuple[list[EvidenceRow], float]:
@@ -75,14 +77,15 @@ async def _verdict_evidence(db: Reader, source: str, now: float, bucket: float) 
     rows = await db.fetchall(
         "SELECT alias, collection, shape, useful, wrong, verified, scope, bucket, COUNT(*) AS n, MIN(at) AS first"
         f" FROM (SELECT {_SCOPE[source]}, {_VERDICT_COLUMNS}, v.at AS at, {_bucket(db, 'v.at')} FROM verdicts v"
-        f" {_LATEST} {_VERDICT_SOURCES[source]}"
+        f" {_VERDICT_SOURCES[source]} WHERE {verdicts.is_latest()}"
         ") e GROUP BY alias, collection, shape, useful, wrong, verified, scope, bucket", (now, bucket))
     out, until = [], math.inf
     for r in rows:
-        n, k = int(r["n"]), int(r["bucket"])
-        out.append(EvidenceRow(r["alias"], source, r["collection"], r["shape"], n if r["useful"] else 0,
-                               0 if r["useful"] else n, n if r["wrong"] else 0, n if r["verified"] else 0,
-                               (k + 0.5) * bucket, None if r["scope"] is None else tuple(json.loads(r["scope"]))))
+        n, k, useful = int(r["n"]), int(r["bucket"]), r["useful"]
+        out.append(EvidenceRow(r["alias"], source, r["collection"], r["shape"], n if useful == 1 else 0,
+                               n if useful == 0 else 0, n if r["wrong"] else 0, n if r["verified"] else 0,
+                               (k + 0.5) * bucket, None if r["scope"] is None else tuple(json.loads(r["scope"])),
+                               n if useful is None else 0))
         until = min(until, float(r["first"]) + (k + 1) * bucket)
     return out, until
 

@@ -4,7 +4,9 @@ folder keeps every conversation on its member.
 
     route_conversations  one row per conversation: its sticky key, current member, turn count
     route_calls          one call id per member per conversation (``<conversation>.<n>``), for a verdict
-    route_turns          one row per turn: who answered, how, how fast, what it cost. Never the prompt.
+    route_turns          one row per turn: who answered, how, how fast, what it cost, and (to judge the
+                         turn later on its own call id, ``<conversation>.t<turn>``) the last user
+                         message and the answer, pruned with the rest after the retention
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.limits import rests_now
 from benchwarmers_mcp.store.portable import read_text
+from benchwarmers_mcp.store.verdicts import is_latest
 
 
 def new_conversation_id(now: float | None = None) -> str:
@@ -84,6 +87,9 @@ class TurnRecord:
     error: str = ""
     key_name: str = "local"
     at: float = field(default_factory=time.time)
+    turn_call: str | None = None  # the turn's own call id (``verdicts.turn_call``), once a member answered
+    prompt: str = ""  # the last user message: what the turn answered, kept to judge it later
+    answer: str = ""
 
 
 def _conversation(row: Row) -> Conversation:
@@ -99,12 +105,14 @@ _CLAIM_SQL = (  # the conversation, with its member's call id and whether that m
 
 
 async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, *, idle_lapse: float,
-                     now: float | None = None, eligible: Collection[str] = ()) -> TurnClaim:
+                     now: float | None = None, eligible: Collection[str] = (), source: str = "",
+                     client: str = "") -> TurnClaim:
     """The live conversation with this sticky key (idle less than ``idle_lapse``), or a new one,
     with the next turn number taken, in one transaction (so two processes never split it). When
     the conversation's member is ``eligible``, does not rest now and has its call id, the member
     is taken too (its last use, as ``assign_member`` does) and the claim carries the call id: the
-    usual sticky turn reads who rests in this statement, with none of its own."""
+    usual sticky turn reads who rests in this statement, with none of its own. A new conversation
+    keeps who opened it (``source``, ``client``)."""
     now = now or time.time()
     async with db.transaction() as tx:
         row = await tx.fetchone(_CLAIM_SQL, (now, now, sticky, now - idle_lapse))
@@ -122,8 +130,9 @@ async def claim_turn(db: Database, sticky: str, collection: str, key_name: str, 
             if await tx.fetchone("SELECT 1 FROM route_conversations WHERE id = ?", (conv.id,)) is None:
                 break
         await tx.execute(
-            "INSERT INTO route_conversations (id, sticky, collection, key_name, alias, turns, started_at, last_at)"
-            " VALUES (?, ?, ?, ?, NULL, 1, ?, ?)", (conv.id, sticky, collection, key_name, now, now))
+            "INSERT INTO route_conversations (id, sticky, collection, key_name, alias, turns, started_at, last_at,"
+            " source, client) VALUES (?, ?, ?, ?, NULL, 1, ?, ?, ?, ?)",
+            (conv.id, sticky, collection, key_name, now, now, source, client))
         return TurnClaim(conv, 1, True)
 
 
@@ -157,12 +166,12 @@ async def record_turn(db: Database, turn: TurnRecord) -> None:
     """The turn's row, committed whole even if the turn is cancelled meanwhile (``Database.record``)."""
     await db.record(
         "INSERT INTO route_turns (conversation, turn, call, alias, status, seconds, first_token_s, tool_calls,"
-        " finish, tokens_in, tokens_out, reasoning, tried, error, key_name, at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " finish, tokens_in, tokens_out, reasoning, tried, error, key_name, at, turn_call, prompt, answer)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (turn.conversation, turn.turn, turn.call, turn.alias, turn.status, round(turn.seconds, 3),
          None if turn.first_token_s is None else round(turn.first_token_s, 3), turn.tool_calls, turn.finish,
          turn.tokens_in, turn.tokens_out, turn.reasoning, json.dumps(turn.tried), turn.error[-500:],
-         turn.key_name, turn.at))
+         turn.key_name, turn.at, turn.turn_call, turn.prompt, turn.answer))
 
 
 async def turns_of(db: Database, conversation: str | None = None) -> list[dict[str, Any]]:
@@ -193,8 +202,8 @@ async def useful_counts(db: Database, aliases: list[str]) -> dict[str, tuple[int
     if not aliases:
         return {}
     rows = await db.fetchall(
-        "SELECT c.alias, SUM(v.useful), COUNT(*) FROM verdicts v"
-        " JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
-        f" JOIN route_calls c ON c.call = v.call WHERE c.alias IN ({placeholders(aliases)}) GROUP BY c.alias",
+        "SELECT c.alias, SUM(v.useful), COUNT(v.useful) FROM verdicts v"
+        f" JOIN route_calls c ON c.call = v.call WHERE c.alias IN ({placeholders(aliases)}) AND {is_latest()}"
+        " GROUP BY c.alias",
         list(aliases))
     return {r[0]: (int(r[1] or 0), int(r[2])) for r in rows}

@@ -66,6 +66,7 @@ import anyio
 import anyio.to_thread
 
 from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction
+from benchwarmers_mcp.store.folder import private_file
 from benchwarmers_mcp.store.migrations import apply_migrations
 
 T = TypeVar("T")
@@ -377,6 +378,9 @@ class SqliteDatabase(Database):
             self._reader.conn.execute("PRAGMA foreign_keys=ON")
             page_size = int(writer.conn.execute("PRAGMA page_size").fetchall()[0][0])
             self._wal = _Checkpointer(_connect(self.path), page_size)
+            for made in (self.path, self.path.with_name(self.path.name + "-wal"),
+                         self.path.with_name(self.path.name + "-shm")):
+                private_file(made)  # 0600: the owner's alone (SQLite gives -wal/-shm the file's mode)
         except BaseException:  # not a database, or a disk that refuses: close what was opened
             with anyio.CancelScope(shield=True):
                 await self.close()

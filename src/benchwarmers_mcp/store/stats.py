@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers_mcp.store import summary
+from benchwarmers_mcp.store import summary, verdicts
 from benchwarmers_mcp.store.db import Database
 
 DAY = 86_400
@@ -72,10 +72,8 @@ async def usage_by_day(db: Database, now: float, days: int = 30) -> dict[str, An
 async def helped(db: Database) -> dict[str, dict[str, int]]:
     """Per alias: useful and judged, from the latest verdict on each of its calls (panels and routes)."""
     rows = await db.fetchall(
-        "SELECT c.alias, SUM(v.useful) AS useful, COUNT(*) AS judged FROM verdicts v"
-        " JOIN (SELECT call, MAX(id) AS id FROM verdicts GROUP BY call) last ON last.id = v.id"
-        " JOIN (SELECT call, alias FROM seats UNION ALL SELECT call, alias FROM route_calls) c ON c.call = v.call"
-        " GROUP BY c.alias")
+        f"SELECT c.alias, SUM(v.useful) AS useful, COUNT(v.useful) AS judged FROM verdicts v"
+        f" JOIN ({verdicts.JUDGED_CALLS}) c ON c.call = v.call WHERE {verdicts.is_latest()} GROUP BY c.alias")
     return {r["alias"]: {"useful": int(r["useful"] or 0), "judged": int(r["judged"])} for r in rows}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.verdicts import owed
 
 COUNTS = {
     "endpoints": "SELECT COUNT(*) FROM endpoints",
@@ -13,7 +14,7 @@ COUNTS = {
     "panels": "SELECT COUNT(*) FROM panels",
     "calls": "SELECT COUNT(*) FROM seats",
     "verdicts": "SELECT COUNT(DISTINCT call) FROM verdicts",
-    "owed": "SELECT COUNT(*) FROM seats WHERE status IN ('ok', 'empty') AND call NOT IN (SELECT call FROM verdicts)",
+    "owed": f"SELECT COUNT(*) FROM seats s WHERE {owed()}",
 }
 COUNTS_SQL = "SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.items())
 
@@ -21,7 +22,7 @@ COUNTS_SQL = "SELECT " + ", ".join(f"({sql}) AS {name}" for name, sql in COUNTS.
 async def counts(db: Database) -> dict[str, int]:
     """Every count in one query (one read, one consistent snapshot), not one round trip each:
     endpoints; active, ad hoc and retired models; collections; panels; calls (seats, mergers
-    included); verdicts (calls judged); owed (answered seats with no verdict yet)."""
+    included); verdicts (calls judged); owed (seats owed a verdict: ``verdicts.owed``)."""
     row = await db.fetchone(COUNTS_SQL)
     if row is None:
         raise RuntimeError("a query of counts returned no row")
