@@ -1,0 +1,99 @@
+// To judge, from the keyboard alone. The keys are the ones the page shows (#judge-keys: each
+// <kbd data-action> rendered from engine/judge_keys.py's table), never a list of this file's own.
+// A seat is a focusable section (.judge-seat); Useful and Not useful send its verdict form (the one
+// every judging page uses: static/verdict.js) and move at once to the panel's next seat still owed.
+"use strict";
+(() => {
+  const seats = () => [...document.querySelectorAll(".judge-seat")];
+  const panels = () => [...document.querySelectorAll(".judge-panel")].filter((p) => p.querySelector(".judge-seat"));
+  const current = () => document.querySelector(".judge-seat.current") || seats()[0] || null;
+  const say = (text) => { const s = document.getElementById("judge-status"); if (s) s.textContent = text; };
+
+  const show = (seat, focus = true) => {
+    if (!seat) return;
+    for (const other of document.querySelectorAll(".judge-seat.current")) other.classList.remove("current");
+    seat.classList.add("current");
+    if (!focus) return;
+    seat.focus({ preventScroll: true });
+    seat.scrollIntoView({ block: "nearest" });
+  };
+
+  const step = (by) => {
+    const all = seats();
+    const at = all.indexOf(current());
+    show(all[Math.min(all.length - 1, Math.max(0, at + by))]);
+  };
+
+  const open = (seat) => !seat.dataset.sent;
+  const nextOwed = (seat) => {
+    const mine = [...seat.closest(".judge-panel").querySelectorAll(".judge-seat")];
+    const at = mine.indexOf(seat);
+    return [...mine.slice(at + 1), ...mine.slice(0, at)].find(open) || null;
+  };
+
+  const nextPanel = () => {
+    const all = panels();
+    const seat = current();
+    const at = seat ? all.indexOf(seat.closest(".judge-panel")) : -1;
+    const panel = all[at + 1];
+    if (!panel) { say("No more panels on this page."); return; }
+    const mine = [...panel.querySelectorAll(".judge-seat")];
+    show(mine.find(open) || mine[0]);
+  };
+
+  const judge = (seat, useful) => {
+    const form = seat.querySelector("form.verdict");
+    const button = form && form.querySelector(`button[name='useful'][value='${useful}']`);
+    if (!button || form.getAttribute("aria-busy") === "true") return;
+    seat.dataset.sent = useful;
+    form.requestSubmit(button);
+    const next = nextOwed(seat);
+    if (next) show(next);
+    else say("Every seat of this panel is judged: the next panel's key moves on.");
+  };
+
+  const ACTIONS = {
+    next: () => step(1),
+    previous: () => step(-1),
+    useful: () => { const s = current(); if (s) judge(s, true); },
+    not_useful: () => { const s = current(); if (s) judge(s, false); },
+    open: () => {
+      const s = current();
+      const details = s && s.querySelector("details");
+      if (!details) return;
+      details.open = true;
+      details.querySelector("textarea").focus();
+    },
+    next_panel: nextPanel,
+  };
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const keys = new Map([...document.querySelectorAll("#judge-keys kbd[data-action]")]
+      .map((k) => [k.textContent.trim(), k.dataset.action]));
+    if (!keys.size) return;
+    document.addEventListener("keydown", (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+      const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+      if (typing) {
+        const seat = typing.closest(".judge-seat");
+        if (event.key === "Escape" && seat) { event.preventDefault(); show(seat); }
+        return;
+      }
+      if (event.target.closest && event.target.closest("button, a, summary") && event.key === " ") return;
+      const action = keys.get(event.key);
+      if (!action || !ACTIONS[action]) return;
+      event.preventDefault();
+      ACTIONS[action]();
+    });
+    // a verdict that failed leaves its seat owed (its form says why)
+    document.addEventListener("bw:judged", (event) => {
+      const seat = event.target.closest(".judge-seat");
+      if (seat) seat.dataset.judged = "";
+    });
+    document.addEventListener("click", (event) => {
+      const seat = event.target.closest(".judge-seat");
+      if (seat) show(seat, !event.target.closest("input, textarea, select, button, a, summary, label"));
+    });
+    show(current());
+  });
+})();
