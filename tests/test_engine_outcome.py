@@ -59,6 +59,9 @@ class FakeCaller:
         for event in (TextDelta("turn "), TextDelta(f"by {model.alias}"), Finish("stop", Usage(7, 3))):
             yield event
 
+    async def held(self, model: ModelRecord, tokens: int, wait: float) -> None:
+        return None  # nothing limits these models: none would have to wait
+
 
 @pytest.fixture
 async def ctx(tmp_path: Path, settings: Settings) -> AsyncIterator[Context]:

@@ -88,7 +88,7 @@ def test_a_hand_set_upstream_rpm_holds_across_two_replicas(settings: Settings, h
     seats = anyio.run(panels)
     assert len(seats) == 18
     assert fake.count() == rpm, "together the two replicas sent exactly the per-minute limit, no more"
-    assert sorted(s["status"] for s in seats) == ["error"] * (18 - rpm) + ["ok"] * rpm
+    assert sorted(s["status"] for s in seats) == ["ok"] * rpm + ["rate_limited"] * (18 - rpm)
 
     async def usage() -> list[ledger.UsageRow]:
         async with store_of(home) as db:

@@ -144,6 +144,7 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/bench/conversations/{id}", GET, ADMIN + "panels:get_conversation", "gateway", "openai"),
     Entry("/bench/inbox/count", GET, ADMIN + "panels:get_inbox_count", "gateway", "openai"),
     Entry("/bench/claims", POST, ADMIN + "panels:post_claims", "gateway", "openai"),
+    Entry("/bench/suggestions", POST, ADMIN + "ratings:review_suggestions", "gateway", "openai"),
     # MCP, both protocol eras; a trailing slash answers too (never a redirect). No GET: the server
     # opens no stream of its own, so no idle stream holds a stopping server open.
     Entry("/mcp", POST_DELETE, MCP + "mcp_endpoint", "gateway", "mcp"),
@@ -157,7 +158,7 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/endpoint/key", POST, ADMIN + "endpoints:set_key", "admin", "openai"),
     Entry("/api/endpoint/test", POST, ADMIN + "endpoints:test_endpoint", "admin", "openai"),
     Entry("/api/endpoint/remove", POST, ADMIN + "endpoints:remove_endpoint", "admin", "openai"),
-    Entry("/api/candidates", GET, ADMIN + "endpoints:candidates", "admin", "openai"),
+    Entry("/api/candidates", POST, ADMIN + "endpoints:candidates", "admin", "openai"),
     Entry("/api/models", GET, ADMIN + "models:list_models", "admin", "openai"),
     Entry("/api/model", POST, ADMIN + "models:change", "admin", "openai"),
     Entry("/api/model/register", POST, ADMIN + "models:register", "admin", "openai"),

@@ -33,7 +33,7 @@ def test_two_processes_share_one_rpm(home: Path, upstream: str, fake):
     assert len(seats) == 18
     assert fake.count() == RPM, "together the two servers sent exactly the per-minute limit, no more"
     answered = [s for s in seats if s["status"] == "ok"]
-    refused = [s for s in seats if s["status"] == "error"]
+    refused = [s for s in seats if s["status"] == "rate_limited"]
     assert len(answered) == RPM and len(refused) == 18 - RPM
     assert all("not sent; paced by the bench" in s["error"] for s in refused)
     rows = anyio.run(_ledger, home)

@@ -3,7 +3,8 @@
 The served model name picks the behaviour, query-string style (the same grammar as the
 simulated provider): ``alpha``, ``slow?latency=1.5``, ``bad?fail=429`` (also 500, 404, 401),
 ``quiet?fail=empty``, ``stuck?fail=hang``, ``cut?fail=midway`` (half an answer, then an error in
-the stream), ``drip?pause=2`` (streams its first piece, then stalls). ``script`` queues exact replies per model for tool-calling tests; ``responders``
+the stream), ``drip?pause=2`` (streams its first piece, then stalls); ``window=6m`` reports, on a
+whole reply or a 429, a requests window used up that resets then (``x-ratelimit-*-requests``). ``script`` queues exact replies per model for tool-calling tests; ``responders``
 makes each reply from the request (for clients that send side requests). Every call is counted
 with its tokens, so the ledger can be checked.
 """
@@ -69,9 +70,11 @@ class FakeUpstream:
             self.calls.append(call)
         await asyncio.sleep(float(opts.get("latency", 0)))
         fail = opts.get("fail")
+        window = {"x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "0",
+                  "x-ratelimit-reset-requests": opts["window"]} if "window" in opts else {}
         if fail in ("429", "500", "404", "401", "503"):
             call.status, call.tokens_in = int(fail), 0
-            headers = {"retry-after": "30"} if fail == "429" else {}
+            headers = {"retry-after": "30", **window} if fail == "429" else {}
             return JSONResponse({"error": {"message": f"fake {fail} for {name}", "type": "fake", "code": fail}},
                                 status_code=int(fail), headers=headers)
         if fail == "hang":  # until the caller gives up, so that shutting the fake down never waits on it
@@ -97,7 +100,7 @@ class FakeUpstream:
         if not body.get("stream"):
             return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                                  "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                                 "usage": usage})
+                                 "usage": usage}, headers=window)
         return StreamingResponse(self._stream(model, message, usage, finish, float(opts.get("pause", 0))),
                                  media_type="text/event-stream")
 

@@ -21,11 +21,8 @@ function whose truth is known.)
 
 Headings are not claims; their references (``## store/db.py``) are the context of the claims under
 them, so a bare ``line 42`` there means ``db.py`` line 42. A claim keeps its text (emphasis and links
-off), its span (``answer[start:end]``) and its code references as normalised keys::
-
-    file:store/db.py     a path, lower-cased
-    line:db.py:42-45     a line or range, with the file's name when the claim names one file
-    symbol:cache.get     a function, method, identifier or config key (``self.``/``this.`` off)
+off), its span (``answer[start:end]``) and its code references as normalised keys (``file:store/db.py``,
+``line:db.py:42-45``, ``symbol:cache.get``: ``engine/code_refs.py`` reads them).
 
 **Grouping** (``group``) scores pairs of claims from the panel and joins them, best pairs first:
 
@@ -47,12 +44,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
+
+from benchwarmers_mcp.engine import code_refs
+from benchwarmers_mcp.engine.code_refs import INLINE_CODE
 
 # ---- the values ----------------------------------------------------------------------------------
 
@@ -135,201 +134,6 @@ class GroupingPolicy:
     #                       the seats, plus one) is no evidence
 
 
-# ---- code references -----------------------------------------------------------------------------
-
-_EXT = ("py|pyi|ipynb|js|jsx|mjs|cjs|ts|tsx|sql|ya?ml|toml|json|ini|cfg|conf|env|go|rs|java|kt|rb|php|cs"
-        "|c|h|cc|cpp|hpp|sh|bash|zsh|ps1|md|rst|html?|css|scss|vue|svelte|swift|scala|lua|tf|proto|gradle|xml"
-        "|lock|txt|j2|tpl")
-_PATH = re.compile(
-    rf"(?<![\w/.@-])((?:[\w.-]+/)*(?:[\w-][\w.-]*\.(?:{_EXT})|Dockerfile|Makefile|Procfile|\.env))(?![\w(-])"
-    r"(?:(?::|#L)(\d+)(?:\s?[-–]\s?L?(\d+))?)?", re.I)
-# Each pattern below leads with a literal or a set of characters, so one pass over an answer skips ahead
-# instead of trying a match at every character; the context a match needs is checked around each hit.
-_PATH_HINT = re.compile(rf"\.(?:{_EXT})(?![\w(-])|Dockerfile|Makefile|Procfile", re.I)
-_LINE = re.compile(
-    r"[LlZzRrс](?:ines?|INES?|ignes?|[íi]neas?|inha|eilen?|ig(?:a|he)|трок\w*|(?<=L)(?=\d))\s*(\d+)"
-    r"(?:\s*(?:-|–|—|to|bis|à|a|al)\s*(\d+))?(?![\w.]\w)")
-_NEXT_TO = 8  # a file this close after a line names the line's file: "line 12 of `db.py`"
-_LINE_CJK = re.compile(r"第\s*(\d+)\s*行|(\d+)\s*行目")
-_SYMBOL_HINT = re.compile(r"[.(_A-Z](?:(?<=[a-z][A-Z])|(?<=_)|(?<=[\w$][.(])(?=[\w$)]))")
-_CODE = re.compile(r"`([^`\n]+)`")
-_IDENT = r"[A-Za-z_$][\w$]*"
-_RUN = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
-_RUN_BACK = re.compile(r"(?:[\w$]|\.(?=[\w$]))*")  # read backwards from a hint: the run's characters before it
-_WHOLE = re.compile(rf"^(?:self\.|this\.|cls\.)?({_IDENT}(?:\.{_IDENT})*)(?:\(.*\))?$")
-_LEAD = re.compile(rf"^({_IDENT}(?:\.{_IDENT})*)\s*(?:[:=(]|\s\S)")
-_NOT_SYMBOLS = frozenset(
-    "none true false null nil undefined self this cls and or not in is if else elif for while return def class "
-    "function const let var pass async await import from with as try except catch finally raise throw new "
-    "select insert update delete drop create alter table index into values where join on set by order group "
-    "limit exists default e.g i.e".split())
-
-
-def _norm_symbol(name: str) -> str | None:
-    name = name.lower()
-    for prefix in ("self.", "this.", "cls."):
-        name = name.removeprefix(prefix)
-    parts = name.split(".")
-    if all(len(p) <= 1 for p in parts) or name in _NOT_SYMBOLS or len(name) < 2:
-        return None
-    return name
-
-
-def _norm_file(path: str) -> str:
-    return path.lower().replace("\\", "/").removeprefix("./")
-
-
-def _base(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True, slots=True)
-class _Found:
-    """The references one piece of text makes by itself."""
-
-    files: tuple[str, ...]  # normalised paths
-    bound: tuple[tuple[str, int, int], ...]  # lines cited with their file: (base name, first, last)
-    bare: tuple[tuple[int, int], ...]  # lines cited with no file of the text's own: (first, last)
-    symbols: tuple[str, ...]
-
-
-def _span_of(lo: str, hi: str | None) -> tuple[int, int]:
-    first, last = int(lo), int(hi) if hi else int(lo)
-    return (first, last) if first <= last <= first + 500 else (first, first)
-
-
-def _in_word(c: str) -> bool:
-    return c.isalnum() or c in "_$"
-
-
-class _Refs:
-    """Every code reference in a text with its place, found in one pass of each pattern; ``found`` gives
-    those inside a span. A path is a file (with its line when ``file.py:12`` says one); a line is
-    ``line 42``, ``L42``, ``ligne 6``, ``Zeile 3``, ``第 3 行``; a symbol is a backticked identifier or
-    the identifier a backticked snippet starts with, and in prose ``name()``, ``a.b``, ``snake_case``
-    or ``camelCase``."""
-
-    def __init__(self, text: str) -> None:
-        self.paths: list[tuple[int, str, tuple[int, int] | None]] = []
-        bare = list(text)  # the text with its paths blanked, the same length
-        end = 0
-        for hint in _PATH_HINT.finditer(text):
-            start = hint.start()
-            while start > end and (_in_word(text[start - 1]) or text[start - 1] in "./-"):
-                start -= 1
-            m = _PATH.match(text, start)
-            if m is None or m.end() <= end:
-                continue
-            lines = _span_of(m.group(2), m.group(3)) if m.group(2) else None
-            self.paths.append((m.start(), _norm_file(m.group(1)), lines))
-            bare[m.start():m.end()] = " " * (m.end() - m.start())
-            end = m.end()
-        self.bare = "".join(bare)
-        self.lines = self._lines(self.bare)
-        self.symbols = self._symbols(text, self.bare)
-        self.starts = ([p[0] for p in self.paths], [ln[0] for ln in self.lines], [sym[0] for sym in self.symbols])
-
-    @staticmethod
-    def _lines(bare: str) -> list[tuple[int, int, int, int]]:
-        """(where, first, last, where it ends) of each bare line reference."""
-        out = []
-        for m in _LINE.finditer(bare):
-            if m.start() and (_in_word(bare[m.start() - 1]) or bare[m.start() - 1] == "-"):
-                continue
-            out.append((m.start(), *_span_of(m.group(1), m.group(2)), m.end()))
-        if "行" in bare:
-            out += [(m.start(), *_span_of(m.group(1) or m.group(2), None), m.end())
-                    for m in _LINE_CJK.finditer(bare)]
-            out.sort()
-        return out
-
-    @staticmethod
-    def _symbols(text: str, bare: str) -> list[tuple[int, str]]:
-        found: list[tuple[int, str]] = []
-        for m in _CODE.finditer(text):
-            code = m.group(1).strip()
-            lead = _WHOLE.match(code) or _LEAD.match(code)
-            if lead and not _PATH.fullmatch(code):  # `cache.py` is a file, not a symbol
-                found.append((m.start(), lead.group(1)))
-        done = 0
-        backwards = bare[::-1]
-        size = len(bare)
-        for hint in _SYMBOL_HINT.finditer(bare):
-            if hint.start() < done:
-                continue
-            back = _RUN_BACK.match(backwards, size - hint.start())
-            start = hint.start() - (back.end() - back.start() if back else 0)
-            run = _RUN.match(bare, start)
-            if run is None or (start and bare[start - 1] == "."):
-                done = hint.end()
-                continue
-            done = run.end()
-            name, after = run.group(), bare[run.end():run.end() + 4]
-            if ("." in name or (after[:1] == "(" and not after.startswith(("(s)", "(es)")))
-                    or ("_" in name and not name.strip("_$").isdigit())
-                    or (name[0].islower() and name.isascii() and name.isalnum() and not name.islower()
-                        and not _in_word(after[:1]))):
-                found.append((start, name))
-        found.sort()
-        names: dict[str, str | None] = {}
-        out = []
-        for at, name in found:
-            norm = names[name] if name in names else names.setdefault(name, _norm_symbol(name))
-            if norm:
-                out.append((at, norm))
-        return out
-
-    def found(self, start: int, end: int) -> _Found:
-        """The references inside [start, end). A bare ``line 42`` is the line of the file named right
-        after it (``line 42 of db.py``), else of the last file named before it in the span."""
-        paths, lines, symbols = self.starts
-        first, last = bisect_left(paths, start), bisect_left(paths, end)
-        files = self.paths[first:last]
-        bound = [(_base(path), *span) for _, path, span in files if span]
-        bare = []
-        for at, lo, hi, stop in self.lines[bisect_left(lines, start):bisect_left(lines, end)]:
-            after = bisect_left(paths, stop, first, last)
-            if after < last and paths[after] - stop <= _NEXT_TO:
-                bound.append((_base(self.paths[after][1]), lo, hi))
-            elif (before := bisect_left(paths, at, first, last)) > first:
-                bound.append((_base(self.paths[before - 1][1]), lo, hi))
-            else:
-                bare.append((lo, hi))
-        return _Found(tuple(path for _, path, _ in files), tuple(bound), tuple(bare),
-                      tuple(sorted({name for _, name in self.symbols[bisect_left(symbols, start):
-                                                                      bisect_left(symbols, end)]})))
-
-
-def _merged(found: Iterable[_Found]) -> _Found:
-    parts = list(found)
-    return _Found(tuple(f for p in parts for f in p.files), tuple(b for p in parts for b in p.bound),
-                  tuple(b for p in parts for b in p.bare), tuple(sorted({s for p in parts for s in p.symbols})))
-
-
-def _scan(text: str) -> _Found:
-    return _Refs(text).found(0, len(text))
-
-
-def _keys(found: _Found, context: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Normalised keys; ``context`` (the references of the items, labels and headings above, nearest
-    first) adds its files and symbols, and its nearest file names a ``line 42`` that the text itself
-    does not tie to a file."""
-    if not context and not found.files and not found.bare and not found.symbols:
-        return ()
-    keys = {r for r in context if r.startswith(("file:", "symbol:"))}
-    keys.update("file:" + f for f in found.files)
-    where = _base(next((r[5:] for r in context if r.startswith("file:")), ""))
-    for base, first, last in (*found.bound, *((where, lo, hi) for lo, hi in found.bare)):
-        keys.add(f"line:{base + ':' if base else ''}{first}" + (f"-{last}" if last != first else ""))
-    keys.update("symbol:" + sym for sym in found.symbols)
-    return tuple(sorted(keys))
-
-
-def refs_of(text: str, context: Iterable[str] = ()) -> tuple[str, ...]:
-    """The normalised code references in ``text``, read under ``context`` (see ``_keys``)."""
-    return _keys(_scan(text), tuple(context))
-
-
 # ---- splitting -----------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^`\n]*)$")
@@ -366,7 +170,6 @@ _EMPHASIS = re.compile(r"\*\*|(?<!\w)__(?=\S)|(?<=\S)__(?!\w)|(?<![\w*])\*(?=\S)
 
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 _QUOTES = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
-_INLINE_CODE = re.compile(r"(`[^`\n]*`)")
 
 
 def _clean(raw: str) -> str:
@@ -375,8 +178,11 @@ def _clean(raw: str) -> str:
     if ">" in text:
         text = _QUOTES.sub("", text)
     if "*" in text or "_" in text:
-        pieces = _INLINE_CODE.split(text) if "`" in text else [text]
-        text = "".join(p if i % 2 else _EMPHASIS.sub("", p) for i, p in enumerate(pieces))
+        pieces, at = [], 0
+        for code in INLINE_CODE.finditer(text) if "`" in text else ():
+            pieces += [_EMPHASIS.sub("", text[at:code.start()]), code.group()]
+            at = code.end()
+        text = "".join(pieces) + _EMPHASIS.sub("", text[at:])
     return " ".join(text.split())
 
 
@@ -384,7 +190,7 @@ class _Scanner:
     """One pass over the lines: blocks (items, paragraphs, table rows, fence notes) with their
     nesting and the context each sits under."""
 
-    def __init__(self, answer: str, index: _Refs) -> None:
+    def __init__(self, answer: str, index: code_refs.Refs) -> None:
         self.answer, self.index = answer, index
         self.blocks: list[_Block] = []
         self.items: list[_Block] = []  # open list items, innermost last
@@ -464,7 +270,7 @@ class _Scanner:
         return False
 
     def _refs(self, segments: list[tuple[int, int]]) -> tuple[str, ...]:
-        return _keys(_merged(self.index.found(s, e) for s, e in segments))
+        return code_refs.keys(code_refs.merged(self.index.found(s, e) for s, e in segments))
 
     def _heading(self, segments: list[tuple[int, int]]) -> None:
         self.heading = self._refs(segments)
@@ -545,7 +351,7 @@ def _cells(row: str) -> list[str]:
 
 def _sentences(text: str, base: int) -> list[tuple[int, int]]:
     """Sentence spans of one paragraph, inline code masked so its dots do not end a sentence."""
-    masked = _CODE.sub(lambda m: "x" * len(m.group()), text)
+    masked = INLINE_CODE.sub(lambda m: "x" * len(m.group()), text)
     spans, start = [], 0
     for m in _SENTENCE_END.finditer(masked):
         if m.group()[0] == "." and masked[:m.start() + 1].lower().endswith(_ABBREVIATIONS):
@@ -568,7 +374,7 @@ def _is_label(text: str) -> bool:
     text = text.strip()
     if text.endswith(_LABEL_END) or _BOLD_LINE.match(text):
         return True
-    return len(text.split()) <= 8 and not re.search(r"[.!?;。！？]", _CODE.sub("", text))
+    return len(text.split()) <= 8 and not re.search(r"[.!?;。！？]", INLINE_CODE.sub("", text))
 
 
 def split(answer: str) -> list[Claim]:
@@ -576,7 +382,7 @@ def split(answer: str) -> list[Claim]:
     claims: list[Claim] = []
     labels: dict[int, str] = {}  # id(item) -> the text of an item that only introduces its sub-items
     refs_by: dict[int, tuple[str, ...]] = {}  # id(item) -> its references
-    index = _Refs(answer)
+    index = code_refs.Refs(answer)
     for block in _Scanner(answer, index).run():
         raw = " ".join(answer[s:e] for s, e in block.segments)
         span = (block.segments[0][0], block.segments[-1][1])
@@ -585,9 +391,9 @@ def split(answer: str) -> list[Claim]:
             claims += _prose(answer, span, context, index)
             continue
         if block.kind == "row":
-            refs = _keys(_scan(block.row_text), context)
+            refs = code_refs.keys(code_refs.found_in(block.row_text), context)
         else:
-            refs = _keys(_merged(index.found(s, e) for s, e in block.segments), context)
+            refs = code_refs.keys(code_refs.merged(index.found(s, e) for s, e in block.segments), context)
         if block.kind != "item":  # a table row or a fence's marked comment
             text = " — ".join(_cells(raw)) if block.kind == "row" else _COMMENT.sub("", raw)
             claims.append(Claim(_clean(text), span, refs))
@@ -628,7 +434,7 @@ def _goes_on(sentence: str, refs: tuple[str, ...], before: set[str]) -> bool:
     return bool(symbols & before) and lines <= before
 
 
-def _prose(answer: str, span: tuple[int, int], context: tuple[str, ...], index: _Refs) -> list[Claim]:
+def _prose(answer: str, span: tuple[int, int], context: tuple[str, ...], index: code_refs.Refs) -> list[Claim]:
     """A paragraph's claims: each sentence that points at code, with the sentences after it that point
     at nothing or go on about the same thing (and, for the first, the sentences that lead into it)."""
     start, end = span
@@ -639,15 +445,15 @@ def _prose(answer: str, span: tuple[int, int], context: tuple[str, ...], index: 
         if i == len(sentences) - 1 and sentence.rstrip().endswith(_LABEL_END):
             break
         scanned = index.found(s, e)
-        own = _keys(scanned)
+        own = code_refs.keys(scanned)
         if found and (not own or _goes_on(sentence, own, found[-1][3])):
-            found[-1][2].update(_keys(scanned, context))
+            found[-1][2].update(code_refs.keys(scanned, context))
             found[-1][3].update(own)
             found[-1] = (found[-1][0], e, found[-1][2], found[-1][3])
         elif own:
             if not found:  # the sentences before the first claim lead into it
                 s = start
-            found.append((s, e, set(_keys(scanned, context)), set(own)))
+            found.append((s, e, set(code_refs.keys(scanned, context)), set(own)))
     return [Claim(_clean(answer[s:e]), (s, e), tuple(sorted(refs))) for s, e, refs, _ in found]
 
 
@@ -668,7 +474,6 @@ der die das den dem des ein eine einer eines ist sind und oder nicht auch mit f�
 wie wird werden kann le la les un une des du de et est sont en dans pour sur pas que qui au aux ne ce il elle
 plus avec à ou se sa son ses leur el los las del por para con una es y lo al
 """.split())
-_EXTENSIONS = frozenset(_EXT.replace("?", "").replace("yaml", "yaml|yml").split("|"))
 _TOKEN = re.compile(r"[\w$]+(?:['’.][\w$]+)*")
 _CAMEL_INSIDE = re.compile(r"[a-z][A-Z]")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -749,7 +554,7 @@ def _word(word: str) -> tuple[str, ...]:
     if compound:
         out.append(lower.strip("_"))
         parts = [p.lower() for piece in re.split(r"[._]+", word) for p in _CAMEL_PARTS.findall(piece)]
-        parts = [p for p in parts if p not in _EXTENSIONS]
+        parts = [p for p in parts if p not in code_refs.EXTENSIONS]
     elif "'" in word:
         parts = [p for p in lower.split("'") if len(p) > 2]
     else:
@@ -1027,4 +832,4 @@ def group(answers: Mapping[str, str], policy: GroupingPolicy | None = None) -> l
     return group_claims({seat: split(text) for seat, text in answers.items()}, policy)
 
 
-__all__ = ["Claim", "ClaimMap", "Group", "GroupingPolicy", "group", "group_claims", "refs_of", "split"]
+__all__ = ["Claim", "ClaimMap", "Group", "GroupingPolicy", "group", "group_claims", "split"]

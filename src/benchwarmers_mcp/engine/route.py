@@ -62,6 +62,7 @@ from benchwarmers_mcp.messages import (
 from benchwarmers_mcp.providers.convert import CHAT_NAMES, ToolNames
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.store.db import StoreUnavailable
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
 from benchwarmers_mcp.store.verdicts import turn_call
@@ -260,7 +261,7 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     if inline and hold_all:
         turn.driver = driver.run
     else:
-        ctx.tg.start_soon(driver.run)
+        ctx.spawn(driver.run, name=f"route turn {claim.conversation.id}.{claim.turn}")
     return turn
 
 
@@ -369,6 +370,11 @@ class _Driver:
                     await self._fail(UpstreamTimeout(f"the turn took longer than {self.tune.turn_timeout:g} s"))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.record.status = "cancelled"  # the caller hung up; the member's call was stopped
+            except StoreUnavailable as e:  # the store failed under the turn: a 503 in the face's shape
+                log.error("route turn %s.%s: %s", self.claim.conversation.id, self.claim.turn, e.message)
+                self.record.status = "error"
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await self._fail(e)
             except Exception as e:  # a bug must not vanish in the background: log it, record it, say so
                 log.exception("route turn %s.%s failed unexpectedly", self.claim.conversation.id, self.claim.turn)
                 self.record.status, self.record.error = "error", f"internal error: {type(e).__name__}"
@@ -413,8 +419,10 @@ class _Driver:
         names = ToolNames.of(request, CHAT_NAMES)  # route members are called over chat completions
         request = names.request(request)
         self.turn.renamed_tools = names.renamed
-        # a member that fails hands the turn on at once; only the last one tried retries in place
-        info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0)
+        # a member that fails, or would wait long for a rate window, hands the turn on at once; only
+        # the last one tried retries and waits in place
+        info = CallInfo("route", "route", self.ask.key_name, retries=None if last else 0,
+                        wait=None if last else self.ctx.settings.seat_wait)
         held: list[StreamEvent] = []
         committed = False
         outcome: ProviderError | None = None
@@ -443,6 +451,8 @@ class _Driver:
                             await anyio.lowlevel.checkpoint()
             except ProviderError as e:
                 outcome = e
+            except StoreUnavailable:  # the store itself failed: the turn's, not this member's (a 503)
+                raise
             except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
                 outcome = UpstreamFailure(e.message)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -517,6 +527,8 @@ class _Driver:
             record.prompt, record.answer = last_prompt(self.ask), answer.text
         try:
             await route_store.record_turn(self.ctx.db, record)
+        except StoreUnavailable as e:  # /health says so; the turn's answer stands
+            log.error("could not record route turn %s.%s: %s", record.conversation, record.turn, e.message)
         except Exception:
             log.exception("could not record route turn %s.%s", record.conversation, record.turn)
 

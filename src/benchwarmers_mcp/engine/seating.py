@@ -7,20 +7,22 @@ scores go to the least recently used, by exact time (never used first). So with 
 all explorers rotate by recency alone. Never two of one family nor a member's family; ``with``
 nominates explorers for one request (a scoped gateway key only among what its collections use:
 ``engine.reach``); retired, ad hoc, resting, wrong-role and too-small models are never drawn
-(``explorer_pool`` is who may be drawn at all). Each explorer's seat says why it was seated
-(``Seat.note``).
+(``explorer_pool`` is who may be drawn at all), nor one whose call would have to wait for a rate
+window longer than a short wait (``held``, the caller's pacer asked of each model as it is drawn:
+a window used up for minutes would hold the whole reply). Each explorer's seat says why it was
+seated (``Seat.note``).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from collections.abc import Collection as AbstractSet
-from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.engine.ratings import Rating
-from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, TooLarge
+from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, ProviderError, TooLarge
 from benchwarmers_mcp.messages import Ask, estimate_tokens
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import models as model_store
@@ -41,6 +43,8 @@ SHAPE_ROLES: dict[str, tuple[str, ...]] = {
 }
 
 
+# why a call to this model of about this many tokens would have to wait now, or None (``Caller.held``)
+Held = Callable[[ModelRecord, int], Awaitable[ProviderError | None]]
 Z = 1.5  # the upper bound's standard deviations (about the one-sided 93% bound), tuned on the learning benchmark
 DRAWS = random.Random()  # Thompson draws, one generator for every panel (seeding one costs ~14 us)
 
@@ -126,10 +130,12 @@ def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict
 
 async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: GatewaySettings,
                      resting: AbstractSet[str] = frozenset(), *, ratings: Mapping[str, Rating] | None = None,
-                     explore: Explore | None = None, nominable: AbstractSet[str] | None = None) -> Seating:
+                     explore: Explore | None = None, nominable: AbstractSet[str] | None = None,
+                     held: Held | None = None) -> Seating:
     """Seat a panel or raise the refusal that applies (413, 400 no seat can see, 503 nobody).
     ``ratings`` (on this collection and shape) and ``explore`` are read from the store when not given;
-    ``nominable``, the models the caller may nominate with ``with`` (None: any registered)."""
+    ``nominable``, the models the caller may nominate with ``with`` (None: any registered); ``held``
+    is asked of each explorer drawn from the pool (None: nobody is held)."""
     skipped: list[dict[str, str]] = []
     everyone = {m.alias: m for m in await model_store.list_all(db)}
     shape, shape_by = choose_shape(collection, ask)
@@ -155,7 +161,7 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
             explore = Explore((await rating_store.learning_settings(db)).explore)
         if ratings is None:
             ratings = await learning.ratings_for(db, collection.qualified, shape, [m.alias for m in pool])
-        explorers.fill(ranked_pool(pool, ratings, explore))
+        await explorers.fill(ranked_pool(pool, ratings, explore), held, estimate)
     seats.extend(explorers.seats)
     if not seats:
         if ask.has_images:
@@ -229,10 +235,15 @@ class _Explorers:
                 continue
             self.add(model, "nominated" + (" (window may be too small)" if _too_small(model, estimate) else ""))
 
-    def fill(self, pool: Iterable[tuple[ModelRecord, str]]) -> None:
-        """The rest of the seats from the pool, in order, never two of one family."""
+    async def fill(self, pool: Iterable[tuple[ModelRecord, str]], held: Held | None = None,
+                   estimate: int = 0) -> None:
+        """The rest of the seats from the pool, in order, never two of one family, passing over a
+        model ``held`` says would have to wait (asked only of those that would be seated)."""
         for model, why in pool:
             if len(self.seats) >= self.count:
                 return
-            if model.family not in self.families and model.alias not in self.taken:
-                self.add(model, why)
+            if model.family in self.families or model.alias in self.taken:
+                continue
+            if held is not None and await held(model, estimate) is not None:
+                continue
+            self.add(model, why)

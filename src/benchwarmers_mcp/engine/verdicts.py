@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from benchwarmers_mcp.engine.judging import Judged
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import validation_message
+from benchwarmers_mcp.store import names
 from benchwarmers_mcp.store.verdicts import Verdict
 
 Judgement = Literal["real", "false", "none"]
@@ -55,15 +56,18 @@ def parse_verdict(body: dict[str, Any]) -> Judged:
         v = VerdictIn.model_validate(body)
     except ValidationError as e:
         raise BadRequest(f"invalid verdict: {validation_message(e)}") from None
+    names.no_control("the call id", v.call)
     verdict = Verdict(v.call.strip(), v.useful, v.note.strip(), _texts(v.real), _texts(v.false_))
     return Judged(verdict, tuple((c.id.strip(), c.judgement) for c in v.claims))
 
 
 def parse_claim_mark(body: dict[str, Any]) -> ClaimMarkIn:
     try:
-        return ClaimMarkIn.model_validate(body)
+        mark = ClaimMarkIn.model_validate(body)
     except ValidationError as e:
         raise BadRequest(f"invalid claim mark: {validation_message(e)}") from None
+    names.no_control("the panel id", mark.panel)
+    return mark
 
 
 __all__ = ["ClaimIn", "ClaimMarkIn", "Judged", "VerdictIn", "parse_claim_mark", "parse_verdict"]

@@ -113,15 +113,15 @@ def prefixed(prefix: str, text: str) -> str:
 
 def error_for_status(status: int, headers: httpx.Headers, body: Any) -> ProviderError:
     """Map an upstream HTTP status to the error tree (statuses, never message matching); ``body``
-    as ``error_message`` takes it. A 429's wait is the one it states anywhere (a used-up window's
-    reset included), so a window reopening in seconds is retried or rested for those seconds."""
+    as ``error_message`` takes it. A 429's wait is ``quota.stated_wait``'s: the later of the wait it
+    states anywhere and a used-up window's reset, so a window reopening in seconds is retried or
+    rested for those seconds, and one used up for minutes is not retried after a short Retry-After."""
     message = prefixed(f"upstream {status}", error_message(body))
     now = time.time()
-    wait = quota.retry_after(headers, now)
     if status == 429:
-        if wait is None:
-            wait = quota.stated_wait(headers, quota.error_envelope(body), message, now)
-        return RateLimited(message, upstream_status=status, retry_after=wait)
+        return RateLimited(message, upstream_status=status,
+                           retry_after=quota.stated_wait(headers, quota.error_envelope(body), message, now))
+    wait = quota.retry_after(headers, now)
     if status == 404:
         return ModelGone(message, upstream_status=status)
     if status in (401, 402, 403):

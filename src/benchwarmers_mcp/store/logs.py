@@ -9,6 +9,7 @@ from typing import Any
 
 from benchwarmers_mcp.store.db import Database, placeholders
 from benchwarmers_mcp.store.panels import seats_of
+from benchwarmers_mcp.store.portable import read_text
 
 
 async def panels(db: Database, limit: int = 200) -> list[dict[str, Any]]:
@@ -26,7 +27,8 @@ async def panels(db: Database, limit: int = 200) -> list[dict[str, Any]]:
         shown = [{**s, "judged": s["useful"] is not None} for s in seats[r["id"]]]
         out.append({"id": r["id"], "at": r["at"], "collection": r["collection"], "shape": r["shape"],
                     "shape_by": r["shape_by"], "reply": r["reply"], "asked_by": r["key_name"], "source": r["source"],
-                    "client": r["client"], "skipped": json.loads(r["skipped"] or "[]"), "note": r["note"],
+                    "client": r["client"], "skipped": json.loads(r["skipped"] or "[]"),
+                    "note": read_text(r["note"], db.dialect),
                     "seats": shown, "owed": sum(s["owed"] for s in shown)})
     return out
 

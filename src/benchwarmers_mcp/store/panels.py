@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from benchwarmers_mcp.errors import BadRequest, Forbidden, NotFound
 from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.db import Reader, Row, placeholders
+from benchwarmers_mcp.store.portable import read_text
 from benchwarmers_mcp.store.verdicts import VerdictLine, is_latest, owed
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ async def seats_of(db: Reader, panel_ids: list[str], *, answers: bool = False) -
                 "seconds": round(r["seconds"], 2), "tokens_in": r["tokens_in"], "tokens_out": r["tokens_out"],
                 "useful": None if r["useful"] is None else bool(r["useful"]), "owed": bool(r["owed"])}
         if answers:
-            seat["answer"], seat["error"] = r["answer"], r["error"]
+            seat["answer"], seat["error"] = read_text(r["answer"], db.dialect), read_text(r["error"], db.dialect)
         out[r["panel"]].append(seat)
     for seats in out.values():
         seats.sort(key=seat_order)
@@ -138,7 +139,7 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
     out = []
     for r in rows:
         entry = _panel(r)
-        entry["prompt_preview"] = preview(r["opening"] or "")
+        entry["prompt_preview"] = preview(read_text(r["opening"], db.dialect) or "")
         entry["seats"] = seats[r["id"]]
         entry["owed"] = sum(s["owed"] for s in entry["seats"])
         out.append(entry)
@@ -179,9 +180,10 @@ async def detail(db: Reader, panel_id: str, *, access: Access) -> dict[str, Any]
     if row is None:
         raise NotFound(f"no panel with id {panel_id!r}")
     _check(access, f"panel {panel_id!r}", row["collection"])
-    panel = {**_panel(row), "prompt_preview": preview(row["prompt"]), "shape_by": row["shape_by"],
-             "prompt": row["prompt"], "system": row["system"] or "",
-             "note": row["note"], "skipped": json.loads(row["skipped"] or "[]"), "pruned_at": row["pruned_at"]}
+    prompt = read_text(row["prompt"], db.dialect)
+    panel = {**_panel(row), "prompt_preview": preview(prompt), "shape_by": row["shape_by"],
+             "prompt": prompt, "system": read_text(row["system"], db.dialect) or "",
+             "note": read_text(row["note"], db.dialect), "skipped": json.loads(row["skipped"] or "[]"), "pruned_at": row["pruned_at"]}
     seats = (await seats_of(db, [panel_id], answers=True))[panel_id]
     lines = await verdicts.histories(db, [s["call"] for s in seats])
     for seat in seats:
@@ -209,8 +211,8 @@ async def conversation(db: Reader, conversation_id: str, *, access: Access) -> d
         turn = {"turn": r["turn"], "call": r["turn_call"], "member_call": r["call"], "alias": r["alias"],
                 "status": r["status"], "seconds": r["seconds"], "tokens_in": r["tokens_in"],
                 "tokens_out": r["tokens_out"], "tool_calls": r["tool_calls"], "finish": r["finish"],
-                "tried": json.loads(r["tried"] or "[]"), "error": r["error"], "prompt": r["prompt"],
-                "answer": r["answer"], "pruned_at": r["pruned_at"], "at": r["at"]}
+                "tried": json.loads(r["tried"] or "[]"), "error": read_text(r["error"], db.dialect),
+                "prompt": read_text(r["prompt"], db.dialect), "answer": read_text(r["answer"], db.dialect), "pruned_at": r["pruned_at"], "at": r["at"]}
         turn["verdict"], turn["history"] = _history(lines.get(r["turn_call"], []) if r["turn_call"] else [])
         turns.append(turn)
     return {"conversation": head, "turns": turns}
@@ -225,7 +227,7 @@ async def answers(db: Reader, panel_id: str, *, access: Access) -> dict[str, tup
     _check(access, f"panel {panel_id!r}", collection)
     rows = await db.fetchall("SELECT seat, call, answer FROM seats WHERE panel = ? AND status = 'ok' AND seat <> 'merger'",
                              (panel_id,))
-    return {r["seat"]: (r["call"], r["answer"]) for r in rows if r["answer"]}
+    return {r["seat"]: (r["call"], read_text(r["answer"], db.dialect)) for r in rows if r["answer"]}
 
 
 async def panel_of(db: Reader, call: str) -> str | None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers_mcp.errors import BadRequest, Forbidden, NotFound
 from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
+from benchwarmers_mcp.store.portable import read_text
 
 if TYPE_CHECKING:  # context imports the store; the store only calls an Access's methods
     from benchwarmers_mcp.context import Access
@@ -147,18 +148,18 @@ def _useful(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _verdict(row: Row) -> Verdict:
-    return Verdict(row["call"], _useful(row["useful"]), row["note"], tuple(json.loads(row["real"])),
+def _verdict(row: Row, dialect: str) -> Verdict:
+    return Verdict(row["call"], _useful(row["useful"]), read_text(row["note"], dialect), tuple(json.loads(row["real"])),
                    tuple(json.loads(row["false_claims"])), row["at"])
 
 
-def _line(row: Row) -> VerdictLine:
-    return VerdictLine(_verdict(row), row["key_name"], None if row["scope"] is None else tuple(json.loads(row["scope"])))
+def _line(row: Row, dialect: str) -> VerdictLine:
+    return VerdictLine(_verdict(row, dialect), row["key_name"], None if row["scope"] is None else tuple(json.loads(row["scope"])))
 
 
 async def latest(db: Reader, call: str) -> Verdict | None:
     row = await db.fetchone("SELECT * FROM verdicts WHERE call = ? ORDER BY id DESC LIMIT 1", (call,))
-    return None if row is None else _verdict(row)
+    return None if row is None else _verdict(row, db.dialect)
 
 
 async def latest_of(db: Reader, calls: Iterable[str]) -> dict[str, VerdictLine]:
@@ -168,7 +169,7 @@ async def latest_of(db: Reader, calls: Iterable[str]) -> dict[str, VerdictLine]:
         return {}
     rows = await db.fetchall(f"SELECT * FROM verdicts v WHERE v.call IN ({placeholders(wanted)}) AND {is_latest()}",
                              wanted)
-    return {r["call"]: _line(r) for r in rows}
+    return {r["call"]: _line(r, db.dialect) for r in rows}
 
 
 async def log(db: Reader, call: str | None = None) -> list[VerdictLine]:
@@ -177,7 +178,7 @@ async def log(db: Reader, call: str | None = None) -> list[VerdictLine]:
         rows = await db.fetchall("SELECT * FROM verdicts ORDER BY id")
     else:
         rows = await db.fetchall("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
-    return [_line(r) for r in rows]
+    return [_line(r, db.dialect) for r in rows]
 
 
 async def histories(db: Reader, calls: Iterable[str]) -> dict[str, list[VerdictLine]]:
@@ -188,7 +189,7 @@ async def histories(db: Reader, calls: Iterable[str]) -> dict[str, list[VerdictL
     out: dict[str, list[VerdictLine]] = {}
     for row in await db.fetchall(f"SELECT * FROM verdicts WHERE call IN ({placeholders(wanted)}) ORDER BY id",
                                  wanted):
-        out.setdefault(row["call"], []).append(_line(row))
+        out.setdefault(row["call"], []).append(_line(row, db.dialect))
     return out
 
 
@@ -310,7 +311,7 @@ async def record_counts(db: Database, collection: str, task: str | None = None, 
         f" WHERE c.collection = ? AND v.useful IS NOT NULL AND {is_latest()}", (collection,))
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        if task and task.lower() not in (row["note"] or "").lower():
+        if task and task.lower() not in (read_text(row["note"], db.dialect) or "").lower():
             continue
         entry = out.setdefault(row["alias"], {"useful": 0, "notUseful": 0, "judged": 0, "lastAt": None})
         entry["judged"] += 1

@@ -7,7 +7,9 @@ and the gate, in one query) and one transaction after it (the ledger row), as be
 
 Upstream text enters the product here: answers (whole and streamed), errors and the last response
 are masked with what the call sent (``masking.Secrets``) before anything else sees them. A call is
-timed from when the pacer lets it go, and each retry is let go by the pacer again.
+timed from when the pacer lets it go, and each retry is let go by the pacer again. Wall-clock
+moments (windows, rests, the ledger's ``t``) are read from ``clock`` (the system's unless a test
+moves one); durations from ``time.monotonic``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import cast
 import anyio
 import httpx
 
+from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.context import CallInfo
 from benchwarmers_mcp.errors import AuthOrBilling, NotFound, ProviderError, UpstreamFailure, UpstreamTimeout
 from benchwarmers_mcp.messages import (
@@ -80,9 +83,10 @@ class _Call:
     attempts: int = 0
     response: httpx.Response | None = None
     seen_at: float | None = None  # epoch: when the last response's headers came
+    wall: Callable[[], float] = time.time  # the caller's clock
 
     def observe(self, response: httpx.Response) -> None:
-        self.response, self.seen_at = response, time.time()
+        self.response, self.seen_at = response, self.wall()
 
     def let_go(self, admission: Admission) -> None:
         self.sent = admission.at
@@ -97,22 +101,33 @@ class _Call:
 
 class ModelCaller:
     def __init__(self, db: Database, keys: KeyStore, client: httpx.AsyncClient,
-                 policy: PacingPolicy | None = None, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 policy: PacingPolicy | None = None, *, transport: httpx.AsyncBaseTransport | None = None,
+                 clock: Clock | None = None) -> None:
         """``transport``: the client's own, which model calls are sent to directly
-        (``providers.base.Connection``); None sends them through the client."""
+        (``providers.base.Connection``); None sends them through the client. ``clock``: the wall
+        clock of pacing and settling (the system's when None)."""
         self.db = db
         self.keys = keys
         self.client = client
         self.transport = transport
         self.policy = policy or PacingPolicy()
-        self.pacer = Pacer(db, self.policy)
+        self.clock = clock or SystemClock()
+        self.pacer = Pacer(db, self.policy, self.clock)
         self._secrets: dict[tuple[str | None, str | None, tuple[tuple[str, str], ...]], Secrets] = {}
 
     async def gate_of(self, model: ModelRecord) -> Gate:
-        gate = await limit_store.gate(self.db, model.endpoint, model.alias, time.time())
+        gate = await limit_store.gate(self.db, model.endpoint, model.alias, self.clock.now())
         if gate is None:
             raise NotFound(f"no endpoint named {model.endpoint!r} (model {model.alias})")
         return gate
+
+    async def held(self, model: ModelRecord, tokens: int, wait: float) -> ProviderError | None:
+        """What a call to ``model`` of about ``tokens`` that may wait at most ``wait`` seconds
+        (``CallInfo.wait``) would be refused with now, for having to wait longer; None when it would
+        go (``Pacer.held``: nothing is sent or counted). A model whose endpoint is gone is None: its
+        call says so."""
+        gate = await limit_store.gate(self.db, model.endpoint, model.alias, self.clock.now())
+        return None if gate is None else await self.pacer.held(gate, model.alias, tokens, wait)
 
     def secrets_for(self, endpoint: Endpoint, key: str | None) -> Secrets:
         """What an endpoint's calls send that must not come back out (its key, its header values)."""
@@ -142,10 +157,10 @@ class ModelCaller:
         gate = await self.gate_of(model)
         key = self.keys.get(gate.endpoint.key_name)
         call = _Call(model, gate, info, time.monotonic() + timeout, estimate_request_tokens(request), key,
-                     self.secrets_for(gate.endpoint, key))
+                     self.secrets_for(gate.endpoint, key), wall=self.clock.now)
         try:
-            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, time.time() + timeout,
-                                               past_pause=info.past_pause))
+            call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, self.clock.now() + timeout,
+                                               past_pause=info.past_pause, wait=info.wait))
         except Refused as refused:
             await self._settle(call, None, refused.error, refused=refused)
             raise refused.error from None
@@ -165,7 +180,7 @@ class ModelCaller:
         await anyio.sleep(wait)
         try:
             call.let_go(await self.pacer.admit(call.gate, call.model.alias, call.tokens,
-                                               time.time() + call.remaining()))
+                                               self.clock.now() + call.remaining(), wait=call.info.wait))
         except Refused:
             return False  # no room for the retry before the deadline: the attempt's own error stands
         return True
@@ -278,7 +293,7 @@ class ModelCaller:
         else:
             status = "cancelled"
         endpoint = call.gate.endpoint
-        now = time.time()
+        now = self.clock.now()
         row = ledger.UsageRow(
             alias=call.model.alias, connection=endpoint.connection_name, endpoint=endpoint.name,
             served=call.model.served, status=status, attempts=call.attempts, tokens_in=usage.input_tokens,

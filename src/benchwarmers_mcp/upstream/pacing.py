@@ -1,13 +1,17 @@
 """Pacing and what failures do: the decisions; the state is in ``store/limits.py``.
 
 Before a call (``Pacer.admit``): a paused connection is not called, nor is a resting model (a
-panel never waits out a rest; only one ending within ``short_wait`` is waited for); where a
+call never waits out a rest; only one ending within ``short_wait`` is waited for); where a
 limit applies (the user's rpm/rpd/rpmo/tpm/tpd per connection or model, learned limits, windows a
 provider reported) the call is counted against the ledger plus the calls in flight, inside one
 ``BEGIN IMMEDIATE`` transaction so every process on the data folder agrees. A call that fits is
 registered in flight; one that does not waits when the window frees before its deadline, else it
-is refused without being sent (``RateLimited``, naming the limit and when it resets). A connection
-with nothing limiting it costs no transaction at all: the one gate query says so.
+is refused without being sent (``RateLimited``, naming the limit and when it resets). A call given
+a bound (``CallInfo.wait``: a panel's seat, a route member with another one after it, which may
+wait ``Settings.seat_wait``) waits at most that long in all: one that would wait longer is refused
+at once, so its seat says so instead of holding the reply for minutes. ``Pacer.held`` answers the
+same question without calling: the explorer pool leaves out a model whose call would be refused
+so. A connection with nothing limiting it costs no transaction at all: the one gate query says so.
 
 A call is timed from the moment it is let go (``Admission.at``, read inside the admission
 transaction), never from when it was asked for: a call that waited is counted in the window it was
@@ -16,8 +20,8 @@ longer than its span, since a call reaches the provider a little after it is let
 provider reported and that was nearly used up is followed, once it resets, by a new one of the same
 size (``renewed``): the calls queued behind it go out at most ``limit`` per window, not all at once.
 
-After a call (``consequences``): a 429 rests the model (the stated wait, where a used-up window
-reopening counts as one, else 30 minutes, at most 24 hours), a 5xx cools it down, timeouts in a
+After a call (``consequences``): a 429 rests the model (the later of the stated wait and the reset
+of every window it reports used up, else 30 minutes, at most 24 hours), a 5xx cools it down, timeouts in a
 row rest it, a 404 marks it for retirement, and a refused key or billing problem pauses the whole
 connection with an alert. An error that states what the model cannot take (its window, its output
 limit, no tools, no images: read by ``catalog/learned.py``) teaches that fact, in the same
@@ -26,15 +30,14 @@ settlement.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import anyio
 import httpx
 
+from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -66,7 +69,7 @@ class PacingPolicy:
     recheck: float = 5.0  # while waiting, look again at least this often
     short_wait: float = 5.0  # a 429 asking for at most this long is retried; longer rests the model
     default_rest: float = 1800.0  # a 429 that states no wait
-    max_rest: float = 86400.0
+    max_rest: float = quota.MOST_WAIT
     failure_rest: float = 60.0  # a 5xx after its retries
     strike_limit: int = 3  # timeouts in a row that rest a model ...
     strike_rest: float = 600.0  # ... for this long
@@ -213,18 +216,31 @@ def worst(blocks: list[Block]) -> Block | None:
     return max(sure or blocks, key=lambda b: b.free_at or 0.0)
 
 
+def again(free_at: float, now: float) -> str:
+    """When a call can be made again, for people and for a record read later: ``try again in 6 m
+    (at 2026-07-01T18:06:00+00:00)``."""
+    return f"try again in {quota.describe_wait(max(0.0, free_at - now))} (at {quota.iso(free_at)})"
+
+
 def refusal(block: Block, now: float) -> RateLimited:
     if block.free_at is None:
         return RateLimited(f"{NOT_SENT}: {block.what}")
     wait = max(0.0, block.free_at - now)
-    return RateLimited(f"{NOT_SENT}: {block.what}; try again in {quota.describe_wait(wait)}", retry_after=wait)
+    return RateLimited(f"{NOT_SENT}: {block.what}; {again(block.free_at, now)}", retry_after=wait)
+
+
+def paused_refusal(gate: Gate) -> AuthOrBilling:
+    return AuthOrBilling(
+        f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
+        f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it (POST /api/limits/resume)")
 
 
 def rest_refusal(alias: str, gate: Gate, now: float) -> ProviderError:
     """A resting model is not called: a rate limit stays a rate limit, a failure cool-down a failure."""
     why = gate.rest_why or "a rate limit"
-    wait = max(0.0, (gate.rest_until or now) - now)
-    text = f"model {alias} is resting after {why}; try again in {quota.describe_wait(wait)}"
+    until = gate.rest_until or now
+    wait = max(0.0, until - now)
+    text = f"model {alias} is resting after {why}; {again(until, now)}"
     if why.startswith(("upstream 429", "pacing")):
         return RateLimited(f"{NOT_SENT}: {text}", retry_after=wait)
     return UpstreamFailure(f"not sent: {text}", retry_after=wait)
@@ -240,26 +256,28 @@ class Refused(Exception):
 
 
 class Pacer:
-    def __init__(self, db: Database, policy: PacingPolicy) -> None:
+    def __init__(self, db: Database, policy: PacingPolicy, clock: Clock | None = None) -> None:
         self.db = db
         self.policy = policy
+        self.clock = clock or SystemClock()
 
     async def admit(self, gate: Gate, alias: str, tokens: int, deadline: float, *,
-                    past_pause: bool = False) -> Admission:
+                    past_pause: bool = False, wait: float | None = None) -> Admission:
         """Wait until the call fits or raise ``Refused``; returns its ``Admission``.
 
         ``deadline`` is wall-clock (epoch seconds), since windows are shared across processes.
         ``past_pause``: a paused connection still takes this one call (health's confirming call of a
         failure that paused it: a 402 must be seen twice before its model retires); rests and
-        limits still apply.
+        limits still apply. ``wait``: the longest it may wait in all, for a window or a rest (None:
+        until just before its deadline); one that would wait longer is refused at once.
         """
+        latest = deadline - self.policy.margin  # the latest moment a wait may end
+        if wait is not None:
+            latest = min(latest, self.clock.now() + wait)
         while True:
-            now = time.time()
+            now = self.clock.now()
             if gate.paused_until and gate.paused_until > now and not past_pause:
-                raise Refused(AuthOrBilling(
-                    f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
-                    f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it"
-                    f" (POST /api/limits/resume)"))
+                raise Refused(paused_refusal(gate))
             resting = gate.rest_until is not None and gate.rest_until > now
             if resting:
                 block: Block | None = Block(f"model {alias} is resting after {gate.rest_why or 'a rate limit'}",
@@ -269,22 +287,39 @@ class Pacer:
                 if admission is not None:
                     return admission
             else:
-                return Admission(None, time.time())
+                return Admission(None, self.clock.now())
             assert block is not None
-            too_late = block.free_at is None or (block.free_at > deadline - self.policy.margin and not block.guess)
+            too_late = block.free_at is None or (block.free_at > latest and not block.guess)
             if resting and (too_late or (block.free_at or now) - now > self.policy.short_wait):
-                raise Refused(rest_refusal(alias, gate, now))  # a panel never waits out a long rest
-            if too_late or now >= deadline - self.policy.margin:
+                raise Refused(rest_refusal(alias, gate, now))  # a call never waits out a long rest
+            if too_late or now >= latest:
                 rest = None if block.free_at is None or block.guess else (block.free_at, f"pacing: {block.what}")
                 raise Refused(refusal(block, now), rest)
             assert block.free_at is not None
-            await anyio.sleep(max(0.01, min(block.free_at - now, self.policy.recheck, deadline - self.policy.margin - now)))
-            gate = await store.gate(self.db, gate.endpoint.name, alias, time.time()) or gate
+            await self.clock.sleep(max(0.01, min(block.free_at - now, self.policy.recheck, latest - now)))
+            gate = await store.gate(self.db, gate.endpoint.name, alias, self.clock.now()) or gate
+
+    async def held(self, gate: Gate, alias: str, tokens: int, wait: float) -> ProviderError | None:
+        """What a call to ``alias`` that may wait at most ``wait`` seconds (``admit(wait=...)``) would
+        be refused with now for having to wait longer (a pause, a rest or a limit), without calling
+        or counting anything; None when it would go within that."""
+        now = self.clock.now()
+        bound = min(wait, self.policy.short_wait)  # a rest is never waited out longer than this
+        if gate.paused_until and gate.paused_until > now:
+            return paused_refusal(gate)
+        if gate.rest_until is not None and gate.rest_until - now > bound:
+            return rest_refusal(alias, gate, now)
+        if not gate.limited:
+            return None
+        block = await self.blocking(self.db, gate.connection, alias, tokens, now)
+        if block is None or (block.free_at is not None and block.free_at - now <= wait):
+            return None
+        return refusal(block, now)
 
     async def _try(self, gate: Gate, alias: str, tokens: int,
                    deadline: float) -> tuple[Admission | None, Block | None]:
         async with self.db.transaction() as tx:
-            now = time.time()  # inside the writer's lock: no process lets a call go between this and the insert
+            now = self.clock.now()  # inside the writer's lock: no process lets a call go between this and the insert
             await store.expire_inflight(tx, now)
             block = await self.blocking(tx, gate.connection, alias, tokens, now)
             if block is not None:
@@ -406,7 +441,11 @@ def consequences(policy: PacingPolicy, s: Settlement, gate: Gate, error: BaseExc
         envelope = seen.envelope()
         wait = quota.stated_wait(seen.headers or {}, envelope, message, now)
         wait = error.retry_after if wait is None else wait
-        s.quotas += quota.records_from_body(envelope, now, wait)
+        reported = quota.records_from_body(envelope, now, wait)
+        s.quotas += reported
+        reopens = quota.used_up_until(reported)  # a window the body reports used up must reopen too
+        if reopens is not None:
+            wait = max(wait or 0.0, reopens - now)
         s.learned += quota.learned_limits(message)
         s.rest = (now + _clamp(policy, policy.default_rest if wait is None else wait), prefixed("upstream 429", message)[:214])
     elif isinstance(error, UpstreamTimeout):

@@ -15,7 +15,7 @@ import email.utils
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +23,9 @@ from typing import Any
 from benchwarmers_mcp.store.limits import QuotaRecord
 
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)")
+# the longest wait a provider's word is taken for (a day): past it a reset is a provider's error, and
+# a model rests no longer (``pacing.PacingPolicy.max_rest``), nor does a client get told to wait longer
+MOST_WAIT = 86400.0
 UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 # "try again in 9m38.016s", "Please retry in 32.5s", "retry after 20 seconds" (a unit word's
 # first letter is its Go unit: 20 s, 5 m, 2 h).
@@ -216,9 +219,22 @@ def retry_after(headers: Mapping[str, str], now: float) -> float | None:
 
 
 def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: str, now: float) -> float | None:
-    """How long the provider asked us to wait, in seconds, from every place it may say so: the
-    retry headers, Gemini's RetryInfo, the body, the message, then the latest reset among the
-    windows its headers report used up, then a bare ``x-ratelimit-reset``."""
+    """How long a 429 says to wait, in seconds: the later of the wait the provider stated (the retry
+    headers, Gemini's RetryInfo, the body, the message: the first of these it gives) and the reset
+    of the windows its headers report used up, since both must pass (``Retry-After: 30`` beside a
+    window used up for 6 minutes is a wait of 6 minutes); else a bare ``x-ratelimit-reset``."""
+    stated = _stated(headers, error, message, now)
+    used_up = used_up_until(records_from_headers(headers, "", now, status=429, message=message))
+    waits = [w for w in (stated, None if used_up is None else max(0.0, used_up - now)) if w is not None]
+    if waits:
+        return min(max(waits), MOST_WAIT)
+    reset = {k.lower(): v for k, v in headers.items()}.get("x-ratelimit-reset")
+    moment = parse_reset(reset, now) if reset else None
+    return None if moment is None else min(max(0.0, moment - now), MOST_WAIT)
+
+
+def _stated(headers: Mapping[str, str], error: Mapping[str, Any], message: str, now: float) -> float | None:
+    """The wait a provider states outright, from the first place that says it."""
     in_headers = retry_after(headers, now)
     if in_headers is not None:
         return in_headers
@@ -229,16 +245,14 @@ def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: s
     in_body = error.get("retry_after")
     if isinstance(in_body, (int, float)) and not isinstance(in_body, bool) and in_body >= 0:
         return float(in_body)
-    phrase = wait_in_text(message or str(error.get("message", "")))
-    if phrase is not None:
-        return phrase
-    used_up = [r.reset_at for r in records_from_headers(headers, "", now, status=429, message=message)
-               if r.remaining is not None and r.remaining <= 0 and r.reset_at is not None]
-    if used_up:  # "remaining 0, resets in 2s": the window reopens then (every used-up one must)
-        return max(0.0, max(used_up) - now)
-    reset = {k.lower(): v for k, v in headers.items()}.get("x-ratelimit-reset")
-    moment = parse_reset(reset, now) if reset else None
-    return None if moment is None else max(0.0, moment - now)
+    return wait_in_text(message or str(error.get("message", "")))
+
+
+def used_up_until(records: Iterable[QuotaRecord]) -> float | None:
+    """The latest reset among the windows reported used up (none left), or None: every one of them
+    must reopen before a call can go."""
+    resets = [r.reset_at for r in records if r.remaining is not None and r.remaining <= 0 and r.reset_at is not None]
+    return max(resets) if resets else None
 
 
 def wait_in_text(text: str) -> float | None:
