@@ -27,8 +27,8 @@ from mcp.types import Implementation
 from playwright.sync_api import Browser, Page, expect
 
 from benchwarmers_mcp.engine.judge_keys import KEYS
-from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.browser import Watch, shot

@@ -9,8 +9,7 @@ from typing import Any
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import limits as limit_store
-from benchwarmers_mcp.store import logs
-from benchwarmers_mcp.store import stats
+from benchwarmers_mcp.store import logs, stats
 from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
 from benchwarmers_mcp.web.pages.ratings import mini, row_of
 from benchwarmers_mcp.web.registry import Page, View
