@@ -2,7 +2,8 @@
 asked through the official ``openai`` SDK and one through MCP (the ``mcp`` client) are in To judge
 with their answers and who asked; the newest panel's five seats are judged from the keyboard alone
 (the keys the page shows, from ``engine/judge_keys.py``), six presses with the next panel's, and
-after a reload every verdict is in the store; errored seats are listed apart with no Useful. On a
+after a reload every verdict is in the store; the other keys move between seats and open a note
+typed and sent from the keyboard; errored seats are listed apart with no Useful. On a
 panel's page, a claim two seats made is marked false once and recorded on both seats (and a verdict
 sent after it keeps it); a seat answer holding HTML and a script is shown as text; a route
 conversation's turn is judged on its own call id. The new pages have no sideways scroll at 1280x800
@@ -30,6 +31,7 @@ from benchwarmers_mcp.engine.judge_keys import KEYS
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
+from tests.e2e.test_dashboard import UNNAMED
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.browser import Watch, shot
 from tests.kits.judging import ANSWERS, answering, lines_of
@@ -107,9 +109,9 @@ def test_the_inbox_is_judged_from_the_keyboard_alone(browser: Browser, bench_hom
 
     page, watch = new_page(browser, gateway)
     page.goto("/")
-    badge = page.get_by_role("navigation", name="Dashboard").get_by_role("link", name=re.compile("^To judge"))
-    expect(badge).to_have_text(re.compile(r"To judge\s*10$"))  # five owed on each panel
-    badge.click()
+    badge = page.locator("#badge-judge")  # beside the sidebar's link
+    expect(badge).to_have_text("10")  # five owed on each panel
+    page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="To judge", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_have_text("To judge")
     panels = page.locator(".judge-panel")
     expect(panels).to_have_count(2)
@@ -143,7 +145,7 @@ def test_the_inbox_is_judged_from_the_keyboard_alone(browser: Browser, bench_hom
     for n, useful in enumerate(wanted):
         expect(newest.locator(".judge-seat").nth(n).get_by_role("status")).to_have_text(
             "Saved: useful" if useful else "Saved: not useful")
-    expect(badge).to_have_text(re.compile(r"To judge\s*5$"))
+    expect(badge).to_have_text("5")
 
     page.reload()
     expect(page.locator(".judge-panel")).to_have_count(1)  # the judged panel owes nothing now
@@ -154,7 +156,26 @@ def test_the_inbox_is_judged_from_the_keyboard_alone(browser: Browser, bench_hom
         lines = lines_of(bench_home, call)
         assert [line.verdict.useful for line in lines] == [useful], call
         assert lines[-1].key_name == "dashboard"
-    assert page.evaluate(NO_SIDEWAYS)
+
+    # the other keys, on the panel left: next and previous seat, the note opened, typed, left, sent
+    seats = page.locator(".judge-seat")
+    expect(seats.nth(0)).to_be_focused()
+    page.keyboard.press(KEY["next"])
+    expect(seats.nth(1)).to_be_focused()
+    page.keyboard.press(KEY["previous"])
+    expect(seats.nth(0)).to_be_focused()
+    page.keyboard.press(KEY["open"])
+    expect(seats.nth(0).get_by_label("Note")).to_be_focused()
+    page.keyboard.type("checked against cache.py: right")  # keys typed in the note are the note's
+    page.keyboard.press("Escape")
+    expect(seats.nth(0)).to_be_focused()
+    page.keyboard.press(KEY["useful"])
+    expect(seats.nth(0).get_by_role("status")).to_have_text("Saved: useful")
+    expect(seats.nth(1)).to_be_focused()
+    first = next(s["call"] for s in sdk["seats"] if s["alias"] == "alpha")
+    assert [(line.verdict.useful, line.verdict.note) for line in lines_of(bench_home, first)] == [
+        (True, "checked against cache.py: right")]
+    assert page.evaluate(NO_SIDEWAYS) and page.evaluate(UNNAMED) == []
     assert watch.errors == [] and watch.hosts() == {urlsplit(gateway).netloc}, (watch.errors, watch.requests)
 
 
@@ -229,6 +250,7 @@ def test_a_panels_page_claims_marked_once_html_as_text_and_a_route_turn(browser:
             small.goto(path)
             small.wait_for_load_state("load")
             expect(small.locator(".answer.md").first).to_be_visible()
+            assert small.evaluate(UNNAMED) == [], path  # every control named
             assert small.evaluate(NO_SIDEWAYS), (path, width, small.evaluate(
                 "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"))
             shot(small, f"{path.strip('/').split('/')[0]}-{width}")
