@@ -27,6 +27,7 @@ FLOORS = {
     **{name: 2 for name in ("engine", "suite", "health", "scheduler")},
     **{name: 3 for name in ("upstream", "providers", "catalog", "access", "client")},
     **{name: 4 for name in ("store", "messages", "errors", "settings", "context", "inbound", "streamed", "routes",
+                            "judge_keys",
                             "clock", "__init__")},
 }
 # The composition root and the processes a command starts: each named, each with its reason.
@@ -42,8 +43,9 @@ ALLOWED = {
 # Tests whose subject is SQL itself: the backends' placeholder rewriting, and the kit that resets a
 # throwaway PostgreSQL cluster between tests (cluster administration, not the product's data).
 # tests whose subject is the store itself: test_store_failures makes the store refuse a row (a
-# trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL
-SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py"}
+# trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL; test_store_wal
+# grows SQLite's WAL with a table of its own
+SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py", "test_store_wal.py"}
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|TRIGGER)|"
                  r"UPDATE\s+\w+\s+SET)\b", re.IGNORECASE | re.DOTALL)
 

@@ -15,8 +15,9 @@ import pytest
 
 from benchwarmers_mcp.access import gateway_keys
 from benchwarmers_mcp.context import Access
+from benchwarmers_mcp.engine import judging
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database, calls, events, migrations, verdicts
+from benchwarmers_mcp.store import Database, calls, events, migrations, panels, verdicts
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.verdicts import Mark, Verdict
 from tests.fakes.openai_upstream import FakeUpstream
@@ -216,3 +217,63 @@ async def test_a_store_from_before_claim_marks_keeps_its_verdicts_and_knows_who_
         assert [e.subject for e in await events.after(db, seen) if e.kind == "verdict"] == [calls_[2]]
         await verdicts.record(db, Verdict(calls_[2], False), access=everyone)
         assert await verdicts.pending(db, calls_, access=everyone) == []
+
+
+@pytest.mark.anyio
+async def test_a_panels_texts_come_back_exactly_whatever_they_hold(home: Path) -> None:
+    """A NUL or PostgreSQL's text mark (U+FDD0) in a prompt, an answer, an error or a note is read
+    back as it was written, on the panel's page and in the list's preview (both backends)."""
+    odd = "keep \x00 this \ufdd0 and \ufdd01 too"
+    everyone = Access.unscoped()
+    async with store_of(home) as db:
+        await calls.create_panel(db, PanelRecord("p20260101-000000-beef", 1.0, "bench/core", "general", "x", "all",
+                                                 "local", "system " + odd, "prompt " + odd, [], note="note " + odd))
+        await calls.record_seat(db, SeatRecord("p20260101-000000-beef.member1", "p20260101-000000-beef", "member1",
+                                               "member", "alpha", "ok", 1.0, "- `db.py:3` " + odd))
+        await calls.record_seat(db, SeatRecord("p20260101-000000-beef.member2", "p20260101-000000-beef", "member2",
+                                               "member", "beta", "error", 1.0, "", error="failed " + odd))
+        view = await judging.panel_view(db, "p20260101-000000-beef", access=everyone)
+        listed = await panels.listing(db, panels.PanelFilter(), access=everyone)
+    assert (view["panel"]["prompt"], view["panel"]["system"], view["panel"]["note"]) == (
+        "prompt " + odd, "system " + odd, "note " + odd)
+    assert [(s["answer"], s["error"]) for s in view["seats"]] == [("- `db.py:3` " + odd, ""), ("", "failed " + odd)]
+    assert odd in view["claims"][0]["text"]
+    assert listed["panels"][0]["prompt_preview"] == panels.preview("prompt " + odd)
+
+
+def test_the_dashboards_twins_serve_every_collection_and_mark_as_the_dashboard(
+        home: Path, upstream: str, fake: FakeUpstream, settings: Settings, net: Loopback, http: httpx.Client) -> None:
+    """``/api/panels``, ``/api/panels/{id}``, ``/api/inbox/count``, ``/api/claims`` and ``/api/verdict``
+    with claims: the admin's (every collection, whatever keys exist), the same bodies as ``/bench``,
+    the marks written under ``dashboard``; the gateway's routes want a gateway key there."""
+    seed_judging(home, upstream, fake)
+    token = "admin-token-for-the-judging-tests-42"
+
+    async def make() -> str:
+        async with Database(settings.store_target) as db:
+            return (await gateway_keys.create(db, "core-key", ["core"]))[1]
+
+    key = anyio.run(make)
+    base = serve_gateway(net, settings, require_keys=True, admin_token=token)
+    admin, scoped = {"Authorization": f"Bearer {token}"}, {"Authorization": f"Bearer {key}"}
+    calls = seat_calls(ask(http, base, "core", scoped))
+    listed = http.get(base + "/api/panels", headers=admin).json()
+    assert listed == http.get(base + "/bench/panels", headers=scoped).json()  # core is all there is yet
+    assert http.get(base + "/bench/panels", headers=admin).status_code == 401  # not a gateway key
+    panel = listed["panels"][0]["id"]
+    page = http.get(base + f"/api/panels/{panel}", headers=admin).json()
+    assert page == http.get(base + f"/bench/panels/{panel}", headers=scoped).json()
+    assert http.get(base + "/api/inbox/count", headers=admin).json() == {"owed": 3}
+
+    group = shared_group(page)
+    marked = http.post(base + "/api/claims", headers=admin, json={"panel": panel, "claim": group["id"],
+                                                                   "judgement": "real"})
+    assert marked.status_code == 200 and sorted(marked.json()["written"]) == sorted([calls["alpha"], calls["beta"]])
+    sent = http.post(base + "/api/verdict", headers=admin, json={
+        "call": calls["gamma"], "useful": True, "claims": [{"id": group["id"], "judgement": "false"}]})
+    assert sent.status_code == 200, sent.text
+    lines = {alias: lines_of(home, call) for alias, call in calls.items()}
+    assert {line.key_name for ls in lines.values() for line in ls} == {"dashboard"}
+    assert [len(lines[a]) for a in ("alpha", "beta", "gamma")] == [2, 2, 1]
+    assert lines["alpha"][-1].verdict.false and not lines["alpha"][-1].verdict.real
+    assert http.get(base + "/api/inbox/count", headers=admin).json() == {"owed": 2}

@@ -159,6 +159,10 @@ def test_a_scoped_key_lists_only_its_collections_panels(home: Path, upstream: st
     assert [first["panels"][0]["id"], second["panels"][0]["id"]] == [p["id"] for p in core["panels"]]
     assert second["next"] is None
     assert panels_for("core", before=other["panels"][0]["id"]).status_code == 400  # not one it can see
+    # MCP with the same key: pending_verdicts lists only its collections' seats
+    owed = json.loads(anyio.run(lambda: mcp_call(net, base, "pending_verdicts", {},
+                                                 headers={"Authorization": f"Bearer {keys['other']}"})))
+    assert {p["collection"] for p in owed["panels"]} == {"bench/other"} and owed["owed_total"] == other["owed_total"]
 
 
 def test_a_merged_reply_carries_the_claims_and_lists_the_lone_ones(judging: Path, gateway: str, net: Loopback,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, retention
 from tests.kits.health import ManualClock, running_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(os.name == "nt", reason="POSIX modes")]
@@ -33,7 +33,7 @@ def open_file(tmp_path: Path) -> Path:
 async def test_the_sqlite_store_is_made_private_when_it_opens(tmp_path: Path) -> None:
     path = open_file(tmp_path)
     async with Database(path) as db:
-        await db.write("INSERT INTO settings (name, value) VALUES ('x', '1')")
+        await retention.save_retention(db, 30)  # a write: SQLite makes its -wal and -shm
         made = [p for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
                 if p.exists()]
         assert len(made) == 3 and {mode(p) for p in made} == {0o600}

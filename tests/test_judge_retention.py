@@ -127,7 +127,7 @@ async def test_the_housekeeping_prunes_at_start_and_every_few_hours(settings: Se
 
 def test_a_route_turn_is_judged_on_its_own_call_id_with_its_texts(home: Path, upstream: str, fake: FakeUpstream,
                                                                   settings: Settings, net: Loopback,
-                                                                  http: httpx.Client) -> None:
+                                                                  http: httpx.Client, bench: Bench) -> None:  # noqa: F811
     seed_members(home, upstream, {"alpha": "alpha"}, {"agents": ["alpha"]}, max_output=4096, context_window=100_000)
     fake.script["alpha"] += [said("It is 21C in Paris."), said("Take an umbrella.")]
     with route_server(net, settings) as base:
@@ -147,6 +147,12 @@ def test_a_route_turn_is_judged_on_its_own_call_id_with_its_texts(home: Path, up
         assert judged.status_code == 200, judged.text
         again = http.get(f"{base}/bench/conversations/{conversation}").json()["turns"]
         assert [t["verdict"] and t["verdict"]["useful"] for t in again] == [None, True]
+        cli = bench(base, "panel", "show", conversation)  # the CLI shows the conversation turn by turn
+        assert cli.returncode == 0, cli.stderr
+        assert f"route conversation {conversation} · bench/agents · 2 turn(s)" in cli.stdout
+        turn2 = cli.stdout.split("── turn 2", 1)[1]
+        assert f"alpha · {conversation}.t2 · ok" in turn2 and "useful" in turn2
+        assert "  asked:\n    Rain?\n  answered:\n    Take an umbrella." in turn2
         rated = http.get(base + "/bench/ratings", params={"collection": "agents"}).json()["models"]
         assert rated[0]["evidence"]["route"]["good"] == 1  # the member's route evidence
         assert http.post(base + "/bench/verdict", json={"call": f"{conversation}.t9", "useful": True}).status_code == 404

@@ -25,7 +25,7 @@ from benchwarmers_mcp.engine.learning import after_verdict
 from benchwarmers_mcp.engine.verdicts import parse_claim_mark
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import access_of, read_json
-from benchwarmers_mcp.store import panels
+from benchwarmers_mcp.store import names, panels
 from benchwarmers_mcp.store.panels import MOST, SOURCES, PanelFilter
 
 DASHBOARD = "dashboard"  # the key name the dashboard's marks are written under (as ``admin/verdicts.py``)
@@ -47,9 +47,12 @@ def panel_filter(request: Request, access: Access) -> PanelFilter:
     source = (q.get("source") or "").strip() or None
     if source is not None and source not in SOURCES:
         raise BadRequest(f"source is one of {', '.join(SOURCES)}")
+    model, before = (q.get("model") or "").strip() or None, (q.get("before") or "").strip() or None
+    for what, value in (("the model", model), ("before", before)):
+        if value is not None:
+            names.no_control(what, value)
     return PanelFilter(owed=query_flag(request, "owed"), collection=None if collection is None else f"bench/{collection}",
-                       source=source, model=(q.get("model") or "").strip() or None,
-                       before=(q.get("before") or "").strip() or None, limit=_limit(request))
+                       source=source, model=model, before=before, limit=_limit(request))
 
 
 @admin

@@ -25,12 +25,15 @@ from benchwarmers_mcp.cli import (
     cmd_bench,
     cmd_catalog,
     cmd_health,
+    cmd_judge,
     cmd_models,
+    cmd_panels,
     cmd_ratings,
     cmd_suite,
 )
 from benchwarmers_mcp.cli.remote import CliError, Remote, config_from_env
 from benchwarmers_mcp.client import DEFAULT_URL, ServerConfig
+from benchwarmers_mcp.judge_keys import legend
 
 Handler = Callable[[argparse.Namespace, Remote], Awaitable[int]]
 RAW = argparse.RawDescriptionHelpFormatter
@@ -59,6 +62,8 @@ examples:
   bench ask core "Where can this return a stale value?" -f cache.py
   git diff | bench ask core "Review this diff"
   bench verdict p20260101-120000-ab12.member1 --useful --real "the race in refresh()"
+  bench panels --owed
+  bench judge
   bench endpoint add openrouter --base https://openrouter.ai/api/v1
   bench candidates --new
   bench discover --free
@@ -162,7 +167,8 @@ def add_everyday(b: Builder, sub: Subparsers) -> None:
     verdict = b.command(sub, "verdict", cmd_ask.verdict, "record a verdict on one call, once checked", [
         "bench verdict p20260101-120000-ab12.member1 --useful --note 'found the real bug'",
         'bench verdict p20260101-120000-ab12.explorer1 --not-useful --false "the SQL injection"',
-        'bench verdict <call> --useful --real "the race in refresh()" --real "the stale cache"'])
+        'bench verdict <call> --useful --real "the race in refresh()" --real "the stale cache"',
+        "bench verdict <call> --not-useful --claim 3f9c2a1b=false"])
     verdict.add_argument("call", help="the call id from the seats table")
     judged = verdict.add_mutually_exclusive_group(required=True)
     judged.add_argument("--useful", dest="useful", action="store_true", default=None)
@@ -170,6 +176,37 @@ def add_everyday(b: Builder, sub: Subparsers) -> None:
     verdict.add_argument("--note", help="one line on why")
     verdict.add_argument("--real", action="append", metavar="CLAIM", help="a claim you verified (repeatable)")
     verdict.add_argument("--false", action="append", metavar="CLAIM", help="a claim that was false (repeatable)")
+    verdict.add_argument("--claim", action="append", metavar="ID=real|false|none",
+                         help="mark a claim of the panel (its id from bench panel show) on every seat that made it "
+                              "(repeatable)")
+    add_judging(b, sub)
+
+
+def _panel_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--collection", metavar="C", help="only this collection's panels")
+    parser.add_argument("--source", choices=cmd_panels.SOURCES, help="only panels asked from here")
+    parser.add_argument("--model", metavar="ALIAS", help="only panels this model sat on (with --owed: its seat owed)")
+
+
+def add_judging(b: Builder, sub: Subparsers) -> None:
+    listed = b.command(sub, "panels", cmd_panels.panels, "the panels asked, newest first, and the seats owed a verdict", [
+        "bench panels --owed", "bench panels --collection core --source gateway",
+        "bench panels --model mercury --owed", "bench panels --json"])
+    listed.add_argument("--owed", action="store_true", help="only panels with a seat still owed a verdict")
+    _panel_filters(listed)
+    listed.add_argument("--limit", type=int, metavar="N", help="panels to list (1 to 200, default 50)")
+    listed.add_argument("--before", metavar="PANEL", help="the panels asked before this one (the next page)")
+    _, psub = b.group(sub, "panel", "one panel whole: prompt, who asked, every seat's answer, claims, verdicts", [
+        "bench panel show p20260101-120000-ab12"])
+    shown = b.command(psub, "show", cmd_panels.panel_show, "one panel (or route conversation) whole", [
+        "bench panel show p20260101-120000-ab12", "bench panel show r20260101-120000-cd34",
+        "bench panel show p20260101-120000-ab12 --json"])
+    shown.add_argument("id", help="the panel id (bench panels lists them), or a route conversation's")
+    judge = b.command(sub, "judge", cmd_judge.judge, "judge the seats owed a verdict, one key a seat: "
+                      f"{legend()}", [
+        "bench judge", "bench judge --collection core", "bench judge --source gateway --model mercury",
+        "printf 'u\\nx\\nq\\n' | bench judge   # from a script: one key a line"])
+    _panel_filters(judge)
 
 
 def add_models(b: Builder, sub: Subparsers) -> None:

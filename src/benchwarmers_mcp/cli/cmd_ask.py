@@ -123,10 +123,19 @@ async def ask(args: argparse.Namespace, remote: Remote) -> int:
     if args.json:
         reply = await remote.post("/v1/chat/completions", body)
         print(dumps(reply))
+        page_link(remote, reply.get("bench") or {})
         return _exit_for(reply.get("bench") or {})
     bench = await stream_answers(remote, body)
     seats_table(bench)
+    page_link(remote, bench)
     return _exit_for(bench)
+
+
+def page_link(remote: Remote, bench: dict[str, Any]) -> None:
+    """The panel's page on the server (``<server>/panels/<id>``: its answers and verdicts), on stderr."""
+    if bench.get("panel"):
+        sys.stdout.flush()
+        note(f"panel page: {remote.url.rstrip('/')}/panels/{bench['panel']}")
 
 
 async def stream_answers(remote: Remote, body: dict[str, Any]) -> dict[str, Any]:
@@ -167,8 +176,8 @@ def seats_table(bench: dict[str, Any]) -> None:
     for skipped in bench.get("skipped") or ():
         note(f"not asked: {skipped.get('alias')} ({skipped.get('why')})")
     if any(s.get("status") in ("ok", "empty") for s in seats):
-        note('judge each answer once checked: bench verdict <call> --useful|--not-useful [--real "..."] '
-             '[--false "..."]')
+        note('judge each answer once checked: bench judge (one key a seat), or bench verdict <call> '
+             '--useful|--not-useful [--real "..."] [--false "..."]')
 
 
 def _exit_for(bench: dict[str, Any]) -> int:
@@ -179,8 +188,24 @@ def _exit_for(bench: dict[str, Any]) -> int:
     return 0
 
 
+JUDGEMENTS = ("real", "false", "none")
+
+
+def claim_marks(values: list[str] | None) -> list[dict[str, str]]:
+    """``--claim ID=real`` (repeatable) as the verdict's ``claims``; bad usage for any other form."""
+    out = []
+    for value in values or ():
+        group, _, judgement = value.partition("=")
+        if not group.strip() or judgement.strip() not in JUDGEMENTS:
+            raise UsageError(f"--claim {value!r}: give a claim's id and real, false or none, e.g. --claim 3f9c2a1b=false "
+                             "(bench panel show <panel> lists the ids)")
+        out.append({"id": group.strip(), "judgement": judgement.strip()})
+    return out
+
+
 async def verdict(args: argparse.Namespace, remote: Remote) -> int:
-    body = {"call": args.call, "useful": args.useful, **given(note=args.note, real=args.real, false=args.false)}
+    body = {"call": args.call, "useful": args.useful,
+            **given(note=args.note, real=args.real, false=args.false, claims=claim_marks(args.claim))}
     reply = await remote.post("/bench/verdict", body)
     if show_json(args, reply):
         return 0

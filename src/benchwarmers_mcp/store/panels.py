@@ -14,11 +14,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers_mcp.errors import BadRequest, Forbidden, NotFound
+from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import verdicts
 from benchwarmers_mcp.store.db import Reader, Row, placeholders
 from benchwarmers_mcp.store.portable import read_text
-from benchwarmers_mcp.store.verdicts import VerdictLine, is_latest, owed
+from benchwarmers_mcp.store.verdicts import VerdictLine, in_reach, is_latest, owed, refuse_outside
 
 if TYPE_CHECKING:
     from benchwarmers_mcp.context import Access
@@ -54,19 +54,9 @@ def preview(text: str) -> str:
     return line if len(line) <= PREVIEW else line[:PREVIEW - 1] + "…"
 
 
-def _scope(access: Access, column: str = "p.collection") -> tuple[str, list[str]]:
-    """SQL keeping the rows of the collections ``access`` may use, and its parameters."""
-    if access.collections is None:
-        return "1 = 1", []
-    if not access.collections:
-        return "1 = 0", []
-    names = [f"bench/{c}" for c in access.collections]
-    return f"{column} IN ({placeholders(names)})", names
-
-
 def _filters(f: PanelFilter, access: Access) -> tuple[list[str], list[Any], list[str], list[Any]]:
     """SQL on the panel (``p``) and on a seat of it (``s``) for ``f``, each with its parameters."""
-    scope, names = _scope(access)
+    scope, names = in_reach(access)
     panel, panel_params = [scope], list(names)
     if f.collection:
         panel.append("p.collection = ?")
@@ -108,6 +98,21 @@ async def seats_of(db: Reader, panel_ids: list[str], *, answers: bool = False) -
     return out
 
 
+def _opening(dialect: str) -> str:
+    """SQL: the first characters of ``p.prompt``, enough for a preview. SQLite's text functions stop
+    at a NUL, so there the bytes are cut (``_opened`` decodes them); PostgreSQL's text never holds one
+    (``portable.stored_text``)."""
+    if dialect == "sqlite":
+        return f"SUBSTR(CAST(p.prompt AS BLOB), 1, {PREVIEW * 4})"
+    return f"SUBSTR(p.prompt, 1, {PREVIEW * 4})"
+
+
+def _opened(value: Any, dialect: str) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "ignore")  # a character cut at the end is dropped
+    return str(read_text(value, dialect) or "")
+
+
 def _panel(r: Row) -> dict[str, Any]:
     return {"id": r["id"], "at": r["at"], "collection": r["collection"], "shape": r["shape"], "reply": r["reply"],
             "source": r["source"], "client": r["client"], "asked_by": r["key_name"]}
@@ -123,7 +128,7 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
         page.append("EXISTS (SELECT 1 FROM seats s WHERE s.panel = p.id AND " + " AND ".join(seat) + ")")
         page_params += seat_params
     if f.before:
-        scope, names = _scope(access)
+        scope, names = in_reach(access)
         at = await db.fetchval(f"SELECT p.at FROM panels p WHERE p.id = ? AND {scope}", (f.before, *names))
         if at is None:
             raise BadRequest(f"before: no panel {f.before!r} to list from")
@@ -131,7 +136,7 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
         page_params += [at, at, f.before]
     rows = await db.fetchall(
         "SELECT p.id, p.at, p.collection, p.shape, p.reply, p.source, p.client, p.key_name,"
-        f" SUBSTR(p.prompt, 1, {PREVIEW * 4}) AS opening FROM panels p WHERE {' AND '.join(page)}"
+        f" {_opening(db.dialect)} AS opening FROM panels p WHERE {' AND '.join(page)}"
         " ORDER BY p.at DESC, p.id DESC LIMIT ?", (*page_params, f.limit + 1))
     more = len(rows) > f.limit
     rows = rows[:f.limit]
@@ -139,7 +144,7 @@ async def listing(db: Reader, f: PanelFilter, *, access: Access) -> dict[str, An
     out = []
     for r in rows:
         entry = _panel(r)
-        entry["prompt_preview"] = preview(read_text(r["opening"], db.dialect) or "")
+        entry["prompt_preview"] = preview(_opened(r["opening"], db.dialect))
         entry["seats"] = seats[r["id"]]
         entry["owed"] = sum(s["owed"] for s in entry["seats"])
         out.append(entry)
@@ -154,7 +159,7 @@ async def owed_count(db: Reader, *, access: Access) -> int:
     alone for an unscoped caller)."""
     if access.collections is None:
         return int(await db.fetchval(f"SELECT COUNT(*) FROM seats s WHERE {owed()}") or 0)
-    scope, names = _scope(access)
+    scope, names = in_reach(access)
     return int(await db.fetchval(
         f"SELECT COUNT(*) FROM seats s JOIN panels p ON p.id = s.panel WHERE {scope} AND {owed()}", names) or 0)
 
@@ -166,12 +171,6 @@ def _history(lines: list[VerdictLine]) -> tuple[dict[str, Any] | None, list[dict
     return (shown[-1] if shown else None), shown
 
 
-def _check(access: Access, what: str, collection: str) -> None:
-    if not access.allows(collection):
-        allowed = ", ".join(f"bench/{c}" for c in access.collections or ())
-        raise Forbidden(f"{what} is not one this gateway key may see: key {access.key_name!r} covers only {allowed}")
-
-
 async def detail(db: Reader, panel_id: str, *, access: Access) -> dict[str, Any]:
     """One panel: ``panel`` (the list's fields, with its prompt, system text, note, what was skipped
     and ``pruned_at``) and ``seats`` (each with its answer, error, ``verdict``, the latest line,
@@ -179,7 +178,7 @@ async def detail(db: Reader, panel_id: str, *, access: Access) -> dict[str, Any]
     row = await db.fetchone("SELECT * FROM panels WHERE id = ?", (panel_id,))
     if row is None:
         raise NotFound(f"no panel with id {panel_id!r}")
-    _check(access, f"panel {panel_id!r}", row["collection"])
+    refuse_outside(access, f"panel {panel_id!r}", row["collection"], "see")
     prompt = read_text(row["prompt"], db.dialect)
     panel = {**_panel(row), "prompt_preview": preview(prompt), "shape_by": row["shape_by"],
              "prompt": prompt, "system": read_text(row["system"], db.dialect) or "",
@@ -200,7 +199,7 @@ async def conversation(db: Reader, conversation_id: str, *, access: Access) -> d
     row = await db.fetchone("SELECT * FROM route_conversations WHERE id = ?", (conversation_id,))
     if row is None:
         raise NotFound(f"no route conversation with id {conversation_id!r}")
-    _check(access, f"conversation {conversation_id!r}", row["collection"])
+    refuse_outside(access, f"conversation {conversation_id!r}", row["collection"], "see")
     head = {"id": row["id"], "collection": row["collection"], "source": row["source"], "client": row["client"],
             "asked_by": row["key_name"], "alias": row["alias"], "turns": row["turns"],
             "started_at": row["started_at"], "last_at": row["last_at"]}
@@ -224,7 +223,7 @@ async def answers(db: Reader, panel_id: str, *, access: Access) -> dict[str, tup
     collection = await db.fetchval("SELECT collection FROM panels WHERE id = ?", (panel_id,))
     if collection is None:
         raise NotFound(f"no panel with id {panel_id!r}")
-    _check(access, f"panel {panel_id!r}", collection)
+    refuse_outside(access, f"panel {panel_id!r}", collection, "see")
     rows = await db.fetchall("SELECT seat, call, answer FROM seats WHERE panel = ? AND status = 'ok' AND seat <> 'merger'",
                              (panel_id,))
     return {r["seat"]: (r["call"], read_text(r["answer"], db.dialect)) for r in rows if r["answer"]}

@@ -39,12 +39,9 @@ BUCKET = DAY  # evidence is aged by the day
 # verified from the latest line's false and real lists, whatever its useful says
 _VERDICT_COLUMNS = ("v.useful AS useful, CASE WHEN v.false_claims <> '[]' THEN 1 ELSE 0 END AS wrong,"
                     " CASE WHEN v.real <> '[]' THEN 1 ELSE 0 END AS verified, v.scope AS scope")
-_ROUTE_CALLS = ("SELECT call, alias, collection FROM route_calls UNION ALL SELECT t.turn_call, t.alias, c.collection"
-                " FROM route_turns t JOIN route_conversations c ON c.id = t.conversation"
-                " WHERE t.turn_call IS NOT NULL AND t.alias IS NOT NULL")
 _VERDICT_SOURCES = {
     "panel": "JOIN seats s ON s.call = v.call JOIN panels p ON p.id = s.panel",
-    "route": f"JOIN ({_ROUTE_CALLS}) s ON s.call = v.call",  # a member's calls and its turns' own
+    "route": f"JOIN ({verdicts.ROUTE_CALLS}) s ON s.call = v.call",  # a member's calls and its turns' own
     "shadow": "JOIN shadow_calls s ON s.call = v.call",
 }
 _SCOPE = {"panel": "s.alias AS alias, p.collection AS collection, p.shape AS shape",

@@ -55,6 +55,27 @@ def owed(seat: str = "s") -> str:
     return f"({seat}.status IN ({answered}) AND {seat}.judged = 0 AND {seat}.pruned_at IS NULL)"
 
 
+def in_reach(access: Access, column: str = "p.collection") -> tuple[str, list[str]]:
+    """SQL keeping the rows whose qualified collection (``column``: ``bench/<name>``, as panels and
+    route conversations store it) ``access`` may use, and its parameters: ``Access.allows`` (the
+    one definition of a key's collections) put in SQL, so a list can filter, page and count in the
+    store. Every row when unscoped; none for a key of no collection."""
+    if access.collections is None:
+        return "1 = 1", []
+    if not access.collections:
+        return "1 = 0", []
+    names = [f"bench/{c}" for c in access.collections]
+    return f"{column} IN ({placeholders(names)})", names
+
+
+def refuse_outside(access: Access, what: str, collection: str, verb: str = "judge") -> None:
+    """403 when ``access`` may not use ``collection`` (which is not named: a 403 never says whether
+    ``what`` exists, or where)."""
+    if not access.allows(collection):
+        raise Forbidden(f"{what} is not one this gateway key may {verb}: key {access.key_name!r} "
+                        f"covers only {_scope_of(access)}")
+
+
 def turn_call(conversation: str, turn: int) -> str:
     """A route turn's own call id: ``<conversation>.t<turn>``."""
     return f"{conversation}.t{turn}"
@@ -197,18 +218,11 @@ def _scope_of(access: Access) -> str:
     return ", ".join(f"bench/{c}" for c in access.collections or ())
 
 
-def _check_call(access: Access, call: str, collection: str) -> None:
-    """403 when ``access`` may not use the collection ``call`` belongs to (which is not named)."""
-    if not access.allows(collection):
-        raise Forbidden(f"call {call!r} is not one this gateway key may judge: key {access.key_name!r} "
-                        f"covers only {_scope_of(access)}")
-
-
 async def _target(tx: Reader, call: str, access: Access) -> dict[str, Any]:
     target = await call_target(tx, call)
     if target is None:
         raise NotFound(f"no call with id {call!r}")
-    _check_call(access, call, target["collection"])
+    refuse_outside(access, f"call {call!r}", target["collection"])
     return target
 
 
@@ -291,12 +305,13 @@ async def pending(db: Reader, calls: list[str], *, access: Access) -> list[str]:
     return [c for c in wanted if c in found]
 
 
-# Every judged call with its model and collection: panel seats, route members, route turns, shadows.
-JUDGED_CALLS = (
-    "SELECT s.call, s.alias, p.collection FROM seats s JOIN panels p ON p.id = s.panel"
-    " UNION ALL SELECT call, alias, collection FROM route_calls"
+# Every judged route call with its model and collection: a member's calls and its turns' own.
+ROUTE_CALLS = (
+    "SELECT call, alias, collection FROM route_calls"
     " UNION ALL SELECT t.turn_call, t.alias, c.collection FROM route_turns t"
     " JOIN route_conversations c ON c.id = t.conversation WHERE t.turn_call IS NOT NULL AND t.alias IS NOT NULL")
+# Every judged call with its model and collection: panel seats, then the route calls.
+JUDGED_CALLS = f"SELECT s.call, s.alias, p.collection FROM seats s JOIN panels p ON p.id = s.panel UNION ALL {ROUTE_CALLS}"
 
 
 async def record_counts(db: Database, collection: str, task: str | None = None, *,
