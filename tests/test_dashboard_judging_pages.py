@@ -3,7 +3,7 @@ tests/e2e/test_dashboard_judging.py): page paths with a parameter (``/panels/{id
 registry, answered by the route table's one page entry; a panel's page with who asked, each seat's
 call id and answer (escaped: the markdown renderer gets text), the verdict form, errored seats
 without Useful and the claims map; a 404 page for an unknown panel; links to it from At a glance,
-Ask, Logs and Action needed; To judge with its filters, the keys of ``engine/judge_keys.py`` and
+Ask, Logs and Action needed; To judge with its filters, the keys of ``judge_keys.py`` and
 the sidebar's count."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from benchwarmers_mcp import routes
-from benchwarmers_mcp.engine.judge_keys import KEYS
+from benchwarmers_mcp.judge_keys import KEYS
 from benchwarmers_mcp.web.registry import Page, discover
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.judging import ANSWERS, answering, ask

@@ -1,7 +1,7 @@
 """To judge: every seat still owed a verdict, newest panel first, filtered by collection, source
 and model (``store.panels.listing`` with ``owed``, as ``GET /bench/panels?owed=1``), each seat's
 answer as markdown with the verdict form of the Ask page and its claims (marked once for every
-seat that made them). Judged from the keyboard alone: the keys are ``engine.judge_keys.KEYS``,
+seat that made them). Judged from the keyboard alone: the keys are ``judge_keys.KEYS``,
 rendered on the page, and ``static/judge.js`` takes them from what the page shows. Useful or Not
 useful moves on to the panel's next seat still owed, so a five-seat panel takes six presses with
 the next panel's. Errored seats are listed apart: never owed, never judged useful. The sidebar
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers_mcp.engine.judge_keys import KEYS
 from benchwarmers_mcp.engine.judging import panel_view
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import access_of
+from benchwarmers_mcp.judge_keys import KEYS
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import panels

@@ -1,7 +1,9 @@
 // To judge, from the keyboard alone. The keys are the ones the page shows (#judge-keys: each
-// <kbd data-action> rendered from engine/judge_keys.py's table), never a list of this file's own.
+// <kbd data-action> rendered from benchwarmers_mcp/judge_keys.py's table, which bench judge reads
+// too), never a list of this file's own: this file knows the actions only.
 // A seat is a focusable section (.judge-seat); Useful and Not useful send its verdict form (the one
-// every judging page uses: static/verdict.js) and move at once to the panel's next seat still owed.
+// every judging page uses: static/verdict.js) and move at once to the panel's next seat still owed,
+// and after its last to the next panel (five presses a five-seat panel, six with next panel's).
 "use strict";
 (() => {
   const seats = () => [...document.querySelectorAll(".judge-seat")];
@@ -31,14 +33,14 @@
     return [...mine.slice(at + 1), ...mine.slice(0, at)].find(open) || null;
   };
 
-  const nextPanel = () => {
+  const nextPanel = (from = current()) => {
     const all = panels();
-    const seat = current();
-    const at = seat ? all.indexOf(seat.closest(".judge-panel")) : -1;
+    const at = from ? all.indexOf(from.closest(".judge-panel")) : -1;
     const panel = all[at + 1];
-    if (!panel) { say("No more panels on this page."); return; }
+    if (!panel) { say("No more panels on this page: Older panels has the rest."); return false; }
     const mine = [...panel.querySelectorAll(".judge-seat")];
     show(mine.find(open) || mine[0]);
+    return true;
   };
 
   const judge = (seat, useful) => {
@@ -49,22 +51,32 @@
     form.requestSubmit(button);
     const next = nextOwed(seat);
     if (next) show(next);
-    else say("Every seat of this panel is judged: the next panel's key moves on.");
+    else if (nextPanel(seat)) say("That panel is judged: on to the next one.");
   };
 
   const ACTIONS = {
-    next: () => step(1),
-    previous: () => step(-1),
+    next_seat: () => step(1),
+    previous_seat: () => step(-1),
     useful: () => { const s = current(); if (s) judge(s, true); },
     not_useful: () => { const s = current(); if (s) judge(s, false); },
-    open: () => {
+    note: () => {
       const s = current();
       const details = s && s.querySelector("details");
       if (!details) return;
       details.open = true;
       details.querySelector("textarea").focus();
     },
-    next_panel: nextPanel,
+    next_panel: () => nextPanel(),
+    quit: () => {  // leave the seats: the focus goes back to the page
+      for (const other of document.querySelectorAll(".judge-seat.current")) other.classList.remove("current");
+      document.getElementById("main").focus();
+      say("Left the seats: any seat's key comes back.");
+    },
+    help: () => {
+      const keys = document.getElementById("keys-h");
+      keys.scrollIntoView({ block: "start" });
+      say(document.getElementById("judge-keys").innerText.replace(/\s+/g, " ").trim());
+    },
   };
 
   document.addEventListener("DOMContentLoaded", () => {
