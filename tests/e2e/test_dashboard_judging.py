@@ -4,8 +4,8 @@ with their answers and who asked; the newest panel's five seats are judged from 
 (the keys the page shows, from ``judge_keys.py``) in five presses, on to the next panel after the
 last, and after a reload every verdict is in the store; the other keys move between seats and open a note
 typed and sent from the keyboard; errored seats are listed apart with no Useful. On a
-panel's page, a claim two seats made is marked false once and recorded on both seats (and a verdict
-sent after it keeps it); a seat answer holding HTML and a script is shown as text; a route
+panel's page, a claim two seats made is marked false once and recorded on both seats, moving both
+models' ratings (and a verdict sent after it keeps it); a seat answer holding HTML and a script is shown as text; a route
 conversation's turn is judged on its own call id. The new pages have no sideways scroll at 1280x800
 and 390x844. No console error, no request to another host."""
 
@@ -34,7 +34,7 @@ from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from tests.e2e.test_dashboard import UNNAMED
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.browser import Watch, shot
-from tests.kits.judging import ANSWERS, answering, lines_of
+from tests.kits.judging import ANSWERS, answering, lines_of, wrong_counts
 from tests.kits.seed import seed_async
 from tests.kits.store import in_store, store_of
 
@@ -213,12 +213,18 @@ def test_a_panels_page_claims_marked_once_html_as_text_and_a_route_turn(browser:
     shared = page.locator("#claims-map li", has_text="never expires").filter(has_text="2 of")
     expect(shared).to_have_count(1)
     expect(page.locator("#claims-map")).to_contain_text("Only one seat said (look here first)")
+    with httpx.Client(timeout=60) as http:
+        wrong_before = wrong_counts(http, gateway)
     shared.get_by_role("button", name="False", exact=True).click()
     expect(page.locator("#claims-status")).to_have_text("Marked false on 2 seats.")
     expect(shared.locator("[data-claim-state]")).to_have_text("false")
     marked = {alias: lines_of(bench_home, calls[alias])[-1].verdict for alias in ("alpha", "beta")}
     assert all(len(v.false) == 1 and v.useful is None for v in marked.values()), marked
     assert "never expires" in marked["alpha"].false[0] and "never expires" in marked["beta"].false[0]
+    with httpx.Client(timeout=60) as http:  # both models' "confidently wrong" evidence moved
+        wrong_after = wrong_counts(http, gateway)
+    assert {a: wrong_after[a] - wrong_before.get(a, 0) for a in ("alpha", "beta", "gamma")} == {
+        "alpha": 1, "beta": 1, "gamma": 0}
     # its form now holds the mark, so a verdict sent after it keeps it (a verdict replaces whole)
     expect(alpha.get_by_label("False claims, one a line")).to_have_value(marked["alpha"].false[0])
     alpha.get_by_role("button", name="Useful", exact=True).click()
