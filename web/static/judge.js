@@ -97,10 +97,15 @@
       event.preventDefault();
       ACTIONS[action]();
     });
-    // a verdict that failed leaves its seat owed (its form says why)
     document.addEventListener("bw:judged", (event) => {
       const seat = event.target.closest(".judge-seat");
       if (seat) seat.dataset.judged = "";
+    });
+    // a verdict the server refused leaves its seat owed (its form says why), so moving on from
+    // the seats before it comes back to it
+    document.addEventListener("bw:failed", (event) => {
+      const seat = event.target.closest(".judge-seat");
+      if (seat) delete seat.dataset.sent;
     });
     document.addEventListener("click", (event) => {
       const seat = event.target.closest(".judge-seat");
