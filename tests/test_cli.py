@@ -146,8 +146,9 @@ def test_endpoint_to_verdict_end_to_end(gateway: str, upstream: str, served: Fak
         assert f"answer from {name}" in asked.stdout
     assert [line for line in asked.stderr.splitlines() if line][0].split() == [
         "call", "seat", "model", "status", "seconds"]
-    seat_rows = [line for line in asked.stderr.splitlines() if line.startswith("p")]
-    assert len(seat_rows) == 3 and all(" ok " in row for row in seat_rows)
+    seat_rows = [line for line in asked.stderr.splitlines() if line.startswith("p") and " ok " in line]
+    assert len(seat_rows) == 3
+    assert asked.stderr.splitlines()[-1] == f"panel page: {gateway}/panels/{seat_rows[0].split()[0].split('.')[0]}"
     assert "seconds" in asked.stderr and "seconds" not in asked.stdout
     sent = served.calls[-1].body["messages"][-1]["content"]
     assert "Where can this return a stale value?" in sent
@@ -183,7 +184,7 @@ def test_ask_system_with_and_merged(bench_with_models: str, served: FakeUpstream
     with net.client(base_url=bench_with_models) as api:
         api.post("/api/gateway-settings", json={"max_explorers": 1}).raise_for_status()
     result = ok(bench(bench_with_models, "ask", "bench/core", "hello", "--system", "Be brief.", "--with", "gamma"))
-    aliases = {line.split()[2] for line in result.stderr.splitlines() if line.startswith("p")}
+    aliases = {line.split()[2] for line in result.stderr.splitlines() if line.startswith("p") and not line.startswith("panel page:")}
     assert "gamma" in aliases
     assert any(c.body["messages"][0] == {"role": "system", "content": "Be brief."} for c in served.calls)
     merged = ok(bench(bench_with_models, "ask", "core", "hello again", "--merged"))

@@ -109,6 +109,7 @@ def test_judge_takes_a_whole_panel_one_key_a_seat_through_a_pipe(judging: Path, 
     assert f"keys: {legend()}" in out and "not answered (nothing to judge useful): " in out and "broken" in out
     assert "judged 5 seats; 0 still owed" in out and "nothing left to judge here" in out
     assert ANSWERS["beta"].splitlines()[0] in out
+    assert judged.stderr == ""  # no prompt is written for a pipe
 
 
 def test_judge_takes_a_note_and_claim_marks_and_keeps_them(judging: Path, gateway: str, http: httpx.Client,

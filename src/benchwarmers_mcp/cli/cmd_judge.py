@@ -62,7 +62,6 @@ class Inbox:
     def __init__(self, remote: Remote, args: argparse.Namespace, keys: KeyReader, out: TextIO) -> None:
         self.remote, self.args, self.keys, self.out = remote, args, keys, out
         self.judged = 0
-        self.panels_seen = 0
         self.notes: dict[str, str] = {}  # a note typed for a seat not judged yet: sent with its verdict
 
     def say(self, text: str = "") -> None:
@@ -75,7 +74,6 @@ class Inbox:
             page = await self.remote.get("/bench/panels", list_params(self.args, owed="1", limit=str(PAGE),
                                                                       before=before))
             for panel in page.get("panels") or ():
-                self.panels_seen += 1
                 if await self.judge_panel(panel["id"]) == "quit":
                     return await self.finish()
             before = page.get("next")

@@ -32,7 +32,8 @@ class KeyReader:
     def __init__(self, stream: TextIO | None = None, prompts: TextIO | None = None) -> None:
         self.stream = stream or sys.stdin
         self.prompts = prompts or sys.stderr
-        self.raw = termios is not None and self._isatty()
+        self.interactive = self._isatty()  # a person types here: prompts are shown (never to a pipe)
+        self.raw = termios is not None and self.interactive
         self._saved: list[Any] | None = None
         self._ahead = ""  # keys typed faster than they were read (one read, several keys)
 
@@ -59,7 +60,7 @@ class KeyReader:
             self._saved = None
 
     def _prompt(self, text: str) -> None:
-        if text:
+        if text and self.interactive:
             self.prompts.write(text)
             self.prompts.flush()
 
