@@ -27,7 +27,7 @@ from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.gateway import serve_gateway
 from tests.kits.loopback import Loopback
 
-SIDEBAR = ["At a glance", "Ask", "Ratings", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Health",
+SIDEBAR = ["At a glance", "Ask", "To judge", "Ratings", "Collections", "Endpoints", "Models", "Discover", "Benchmarks", "Quotas", "Logs", "Health",
            "Settings", "Info"]
 TOKEN = "a-long-enough-admin-token-for-tests"
 
@@ -38,7 +38,7 @@ def links(html: str) -> list[str]:
 
 
 def test_every_page_is_in_the_sidebar_in_order_and_answers(api: httpx.Client) -> None:
-    pages = discover()
+    pages = [p for p in discover() if p.in_sidebar]  # a panel's page is reached by its links
     assert [p.title for p in pages] == SIDEBAR
     assert [g for g, _ in sidebar(pages)] == ["Bench", "Gateway", "Observe", "Control"]
     for page in pages:
@@ -197,7 +197,7 @@ def test_a_path_no_page_has_is_a_404_page(api: httpx.Client) -> None:
     assert reply.status_code == 404 and reply.headers["content-type"].startswith("text/html")
     assert "no page at /nothing-here" in reply.text and links(reply.text) == ["Benchwarmers", *SIDEBAR]
     assert reply.headers["content-security-policy"].startswith("default-src 'self'")
-    assert api.get("/ask/deeper").status_code == 404  # pages are one segment: no route, the default 404
+    assert api.get("/ask/deeper").status_code == 404  # no page has that shape
 
 
 def _facts(html: str, alias: str) -> dict[str, tuple[str, str]]:

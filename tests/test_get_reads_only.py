@@ -47,7 +47,8 @@ EXAMPLES = {"/v1/models/{rest:path}": "/v1/models/bench/core", "/v1beta/models/{
             "/static/{rest:path}": "/static/app.js",
             "/bench/panels/{id}": f"/bench/panels/{WALKED_PANEL}", "/api/panels/{id}": f"/api/panels/{WALKED_PANEL}",
             "/bench/conversations/{id}": "/bench/conversations/r20260102-000000-0001",
-            "/api/conversations/{id}": "/api/conversations/r20260102-000000-0001"}
+            "/api/conversations/{id}": "/api/conversations/r20260102-000000-0001",
+            "/panels/{id}": f"/panels/{WALKED_PANEL}", "/conversations/{id}": "/conversations/r20260102-000000-0001"}
 QUERIES: dict[str, dict[str, str]] = {
     "/bench/record": {"collection": "bench/core"}, "/bench/ratings": {"collection": "core"},
     "/bench/suggestions": {"state": "all"}, "/api/model/facts": {"alias": "a"}, "/api/health": {"alias": "a"},
@@ -144,7 +145,7 @@ def get_paths() -> list[str]:
         if "GET" not in e.methods:
             continue
         if e is routes.PAGES:
-            out += [p.path for p in discover()]
+            out += [EXAMPLES.get(p.path, p.path) for p in discover()]
         else:
             out.append(EXAMPLES.get(e.path, e.path))
     return out
@@ -155,6 +156,8 @@ def test_the_walk_covers_every_get_of_the_table() -> None:
     for e in routes.TABLE:
         if "GET" in e.methods and e is not routes.PAGES:
             assert "{" not in e.path or e.path in EXAMPLES, f"{e.path}: the walk needs an example path"
+    for p in discover():  # a page with path parameters (/panels/{id}) too
+        assert "{" not in p.path or p.path in EXAMPLES, f"{p.path}: the walk needs an example path"
     assert len(paths) == len(set(paths)) and len(paths) > 40
 
 

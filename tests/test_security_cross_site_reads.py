@@ -60,6 +60,8 @@ async def test_an_admin_read_from_another_sites_page_is_refused_on_every_admin_g
 async def test_a_link_from_another_site_opens_a_dashboard_page_and_nothing_else(settings: Settings) -> None:
     async with app_client(settings) as client:
         for page in discover():
+            if not page.in_sidebar:  # one panel's page: there is none here (the 404 page is a page too)
+                continue
             r = await client.get(page.path, headers=LINK)
             assert r.status_code == 200 and r.headers["content-type"].startswith("text/html"), page.path
         for path in ("/api/status", "/api/endpoints", "/api/events", "/api/logs"):

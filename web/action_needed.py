@@ -24,7 +24,9 @@ from datetime import datetime
 from typing import Any
 
 from benchwarmers_mcp.health import alerts as health_alerts
+from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.store import alerts as alert_store
+from benchwarmers_mcp.store import panels as panel_store
 from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.store.ratings import SuggestionRow
 from benchwarmers_mcp.web.registry import EVENT_KINDS, View
@@ -167,6 +169,27 @@ async def suggestions(view: View) -> list[Item]:
     rows = await rating_store.suggestions(view.ctx.db)
     return [Item(s.kind, s.alias, suggestion_message(s), s.updated_at, "warn" if s.kind == "promote" else "err",
                  (Button("Accept", "/api/suggestion/accept", {"id": s.id}),)) for s in reversed(rows)]
+
+
+OWED_SHOWN = 3  # the newest panels owed a verdict that "Action needed" names (To judge has them all)
+
+
+@source("owed", "Owed a verdict", live={"panel", "verdict"})
+async def owed_panels(view: View) -> list[Item]:
+    """The newest panels with seats still owed a verdict, each a link to its page (never its prompt:
+    this is above every page, Logs too), and To judge when there are more."""
+    listed = await panel_store.listing(view.ctx.db, panel_store.PanelFilter(owed=True, limit=OWED_SHOWN),
+                                       access=access_of(view.request))
+    out = []
+    for p in listed["panels"]:
+        seats = len(p["seats"])
+        out.append(Item("to judge", f"panel {p['id']}", f"{p['owed']} of {seats} seat{'s' if seats != 1 else ''} owed "
+                        f"a verdict · {p['collection']} · asked by {p['asked_by'] or p['source'] or 'unknown'}", p["at"], "warn",
+                        (Button("Judge it", href=f"/panels/{p['id']}"),)))
+    if out and listed["owed_total"] > sum(p["owed"] for p in listed["panels"]):
+        out.append(Item("to judge", "more", f"{listed['owed_total']} seats in all", None, "",
+                        (Button("To judge", href="/judge"),)))
+    return out
 
 
 def _moment(value: str | None) -> float | None:

@@ -4,6 +4,7 @@ template says otherwise, and none does), with the filters every page shares."""
 from __future__ import annotations
 
 import gzip
+import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,6 +84,11 @@ def share(useful: int, judged: int) -> str:
     return f"{100 * useful / judged:.0f}%" if judged else "—"
 
 
+def dom_id(value: str) -> str:
+    """A call id (``p-1.member1``, ``c-2.t3``) as a piece of an element id."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", value)
+
+
 def yesno(value: bool | None) -> str:
     return "unknown" if value is None else "yes" if value else "no"
 
@@ -91,7 +97,8 @@ def environment(assets: Assets) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["asset"] = assets.url
-    env.filters.update(when=when, day=day, iso=iso, ago=ago, until=until, num=num, tokens=tokens, yesno=yesno)
+    env.filters.update(when=when, day=day, iso=iso, ago=ago, until=until, num=num, tokens=tokens, yesno=yesno,
+                       dom_id=dom_id)
     env.globals["share"] = share
     return env
 

@@ -43,9 +43,14 @@ class Site:
     env: Environment
     assets: Assets
 
-    def find(self, path: str) -> Page | None:
+    def find(self, path: str) -> tuple[Page | None, dict[str, str]]:
+        """The page a path is one of, with the path's parameters (a fixed path before a shaped one)."""
         p = normal_path(path)
-        return next((page for page in self.pages if page.path == p), None)
+        for page in sorted(self.pages, key=lambda page: not page.in_sidebar):
+            params = page.match(p)
+            if params is not None:
+                return page, params
+        return None, {}
 
 
 @cache
@@ -65,20 +70,32 @@ async def events_head(ctx: Context) -> int:
 
 def _shared(ctx: Context, s: Site, current: Page | None) -> dict[str, Any]:
     return {"pages": s.pages, "sidebar": sidebar(list(s.pages)), "current": current, "version": __version__,
-            "login": bool(ctx.settings.admin_token)}
+            "login": bool(ctx.settings.admin_token), "badges": {}}
 
 
 def _error(request: Request, s: Site, shared: dict[str, Any], error: BenchError) -> Response:
     return render(s.env, request, "error.html", {**shared, "message": error.message}, error.status)
 
 
+async def badges(view: View, s: Site) -> dict[str, int]:
+    """Each sidebar badge's count, by page path (a badge that fails is logged and left out)."""
+    out = {}
+    for p in s.pages:
+        if p.badge is not None:
+            try:
+                out[p.path] = await p.badge(view)
+            except Exception:
+                log.exception("the %s badge failed", p.title)
+    return out
+
+
 async def page(request: Request) -> Response:
     """One page of the registry: its ``load``, then its template; a 404 page for a path none has. An
     error in either is that page's error page (``error.html`` in the layout, with the error's status)."""
     ctx, s = context(request), site()
-    view = View(ctx, request)
-    current = s.find(request.url.path)
-    shared = {**_shared(ctx, s, current), "now": view.now}
+    current, params = s.find(request.url.path)
+    view = View(ctx, request, params=params)
+    shared = {**_shared(ctx, s, current), "now": view.now, "badges": await badges(view, s)}
     if current is None:
         return _error(request, s, shared, NotFound(f"no page at {normal_path(request.url.path)[:100]}"))
     try:  # the load and the render alike: whatever fails is shown inside the page, never a bare 500

@@ -14,9 +14,9 @@ HTTP client) and the guard read the table without loading a handler. A handler i
 the MCP server costs nothing at start-up until something calls it.
 
 The dashboard's pages are one entry (``PAGES``, ``/{page:page}``): its ``page`` parameter kind
-(``CONVERTORS``, registered with Starlette by ``app.mount``) is the root or one segment that no
-other route and no gateway area begins with, so it hides nothing, and the web registry answers
-whichever pages exist: a new page adds no line here.
+(``CONVERTORS``, registered with Starlette by ``app.mount``) is the root or a path whose first
+segment no other route and no gateway area begins with (``/ask``, ``/panels/<id>``), so it hides
+nothing, and the web registry answers whichever pages exist: a new page adds no line here.
 
 A path no route matches is ``admin``: closed by default. Only inside a gateway area (``AREAS``:
 ``/v1``, ``/v1beta``, ``/bench``, ``/models``) is it a gateway path, so a client's typo is judged by
@@ -243,10 +243,11 @@ _ROUTES: tuple[Entry, ...] = (
 
 
 def page_segment(table: tuple[Entry, ...]) -> str:
-    """The ``page`` parameter: empty (the root) or one segment that begins no path of ``table`` and
-    no gateway area, so the one entry for every page hides no route and no area."""
+    """The ``page`` parameter: empty (the root) or segments whose first begins no path of ``table``
+    and no gateway area (``ask``, ``panels/p-1``: a page's path parameters are the registry's), so
+    the one entry for every page hides no route and no area."""
     taken = sorted({e.literal.split("/")[1] for e in table if e.literal != "/"} | {a.strip("/") for a in AREAS})
-    return "(?:(?!(?:" + "|".join(map(re.escape, taken)) + ")$)[^/]+)?"
+    return "(?:(?!(?:" + "|".join(map(re.escape, taken)) + ")(?:/|$))[^/]+(?:/[^/]+)*)?"
 
 
 CONVERTORS["page"] = page_segment(_ROUTES)

@@ -1,6 +1,7 @@
 """Ask: pick a collection, write a prompt, attach files; each seat's answer appears the moment
-that seat is done (``POST /api/ask`` streams them), labelled by seat, model and call id, with
-Useful / Not useful, a note, and real and false claims for each (``POST /api/verdict``)."""
+that seat is done (``POST /api/ask`` streams them), labelled by seat, model and call id, its answer as markdown, with
+Useful / Not useful, a note, and real and false claims for each (``POST /api/verdict``); the
+recent panels link to each panel's page."""
 
 from __future__ import annotations
 
@@ -20,4 +21,4 @@ async def load(view: View) -> dict[str, Any]:
 
 
 PAGE = Page("/ask", "Ask", "Bench", 20, "ask.html", load, live=frozenset({"panel", "seat", "verdict", "change"}),
-            scripts=("ask.js",))
+            scripts=("markdown.js", "verdict.js", "ask.js"))

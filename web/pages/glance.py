@@ -1,6 +1,6 @@
 """At a glance: the first run, one step at a time, until the bench has answered once; then what
 needs doing, the roster (every model: status, role, context, what it can do, helped useful of
-judged, suite recall, rating with its interval over every collection, last answer) with filters, and the helped share per model as a chart and its table."""
+judged, suite recall, rating with its interval over every collection, last answer) with filters, and the helped share per model as a chart and its table; the newest panels, each a link to its page, and the verdicts owed, a link to To judge."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 from benchwarmers_mcp.engine import learning
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import limits as limit_store
-from benchwarmers_mcp.store import stats
+from benchwarmers_mcp.store import logs, stats
 from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
 from benchwarmers_mcp.web.pages.ratings import mini, row_of
 from benchwarmers_mcp.web.registry import Page, View
+
+RECENT = 5  # the newest panels it links to
 
 
 async def load(view: View) -> dict[str, Any]:
@@ -39,6 +41,7 @@ async def load(view: View) -> dict[str, Any]:
         "rests": await limit_store.rests(db, view.now),
         "first_collection": collections[0].name if collections else None,
         "default_endpoint": await default_endpoint(view.ctx),
+        "recent": await logs.panels(db, RECENT),
     }
 
 

@@ -1,7 +1,8 @@
 // Benchwarmers dashboard: the little JavaScript every page shares. No framework, no build step.
 //  - forms with data-api post their fields as JSON to the admin API (same origin only), then
 //    data-then says what follows: "refresh" (live regions), "reload", "close", "go:/path" or a
-//    handler registered in bw.handlers; data-confirm asks first in a <dialog>;
+//    handler registered in bw.handlers; data-confirm asks first in a <dialog>; a form the API
+//    refused says why and sends "bw:failed";
 //  - live pages (body[data-live]) listen to /api/events (server-sent events) and, on an event of
 //    their kinds, fetch themselves again and swap each [data-region] the user is not working in;
 //  - table filters ([data-table] controls), dialog openers ([data-open]), copy buttons ([data-copy]).
@@ -168,6 +169,7 @@
       data = await bw.api(path, body);
     } catch (error) {
       bw.showError(form, error.message);
+      form.dispatchEvent(new CustomEvent("bw:failed", { bubbles: true, detail: error }));
       return;
     } finally {
       setBusy(form, false);

@@ -1,5 +1,6 @@
 // Ask: POST /api/ask answers with server-sent events (panel, seat..., merged, done); each seat's
-// section is added the moment its event arrives, with its verdict form (POST /api/verdict).
+// section is added the moment its event arrives, its answer as markdown (static/markdown.js), with its
+// verdict form (static/verdict.js: POST /api/verdict) and a link to the panel's own page.
 "use strict";
 (() => {
   const bw = window.bw;
@@ -29,26 +30,7 @@
     list.replaceChildren(...chosen.map((f) => el("li", { text: `${f.name} (${Math.max(1, Math.round(f.size / 1024))} KB)` })));
   };
 
-  // ---- one seat ----
-  let seatCount = 0;
-  const field = (id, label, attrs) => [el("label", { for: id, text: label }), el("textarea", { id, rows: 2, ...attrs })];
-
-  const verdictForm = (call) => {
-    const n = ++seatCount;
-    return el("form", { class: "verdict stack", "data-api": "/api/verdict", "data-then": "judged" },
-      el("input", { type: "hidden", name: "call", value: call }),
-      el("details", {},
-        el("summary", { text: "Note and claims" }),
-        el("div", { class: "stack" },
-          ...field(`v${n}-note`, "Note", { name: "note", maxlength: 4000 }),
-          ...field(`v${n}-real`, "Real claims, one a line", { name: "real", "data-type": "lines" }),
-          ...field(`v${n}-false`, "False claims, one a line", { name: "false", "data-type": "lines" }))),
-      el("div", { class: "actions" },
-        el("button", { type: "submit", name: "useful", value: "true", "data-type": "bool", "aria-pressed": "false", text: "Useful" }),
-        el("button", { type: "submit", name: "useful", value: "false", "data-type": "bool", "aria-pressed": "false", text: "Not useful" }),
-        el("span", { class: "muted", role: "status", "data-saved": "" })));
-  };
-
+  // ---- one seat: its answer (bw.markdown) and its verdict form (bw.verdictForm, static/verdict.js) ----
   const seatSection = (seat, title) => {
     const id = `seat-${seat.call.replace(/[^A-Za-z0-9_-]/g, "_")}`;
     const ok = seat.status === "ok";
@@ -64,17 +46,8 @@
         el("span", { text: `${seat.seconds.toFixed(1)} s` }),
         seat.tokens_out ? el("span", { text: `${seat.tokens_in} in / ${seat.tokens_out} out tokens` }) : null,
         seat.simulated ? el("span", { class: "chip", text: "simulated" }) : null),
-      el("div", { class: `answer${ok ? "" : " err"}`, text: body }),
-      answered ? verdictForm(seat.call) : null);
-  };
-
-  bw.handlers.judged = (data, form, submitter) => {
-    for (const button of form.querySelectorAll("button[name='useful']")) {
-      button.setAttribute("aria-pressed", button === submitter ? "true" : "false");
-    }
-    const useful = data.recorded && data.recorded.useful;
-    form.querySelector("[data-saved]").textContent =
-      `Saved: ${useful ? "useful" : "not useful"}${data.written ? "" : " (unchanged)"}`;
+      ok ? el("div", { class: "answer md" }, bw.markdown(body)) : el("div", { class: "answer err", text: body }),
+      answered ? bw.verdictForm(seat.call) : null);
   };
 
   // ---- the panel as it arrives ----
@@ -89,7 +62,8 @@
     panel(data) {
       const panel = document.getElementById("panel");
       panel.hidden = false;
-      document.getElementById("panel-heading").textContent = `Panel ${data.panel} · ${data.collection}`;
+      document.getElementById("panel-heading").replaceChildren(
+        el("a", { href: `/panels/${encodeURIComponent(data.panel)}`, text: `Panel ${data.panel}` }), ` · ${data.collection}`);
       const skipped = (data.skipped || []).map((s) => `${s.alias} (${s.why})`).join("; ");
       document.getElementById("panel-meta").textContent =
         `${data.seats.length} seat${data.seats.length === 1 ? "" : "s"}, explorer shape ${data.shape} (${data.shape_by}), ` +
