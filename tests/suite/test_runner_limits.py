@@ -67,7 +67,7 @@ async def test_an_item_held_by_a_process_that_died_is_asked_once_its_short_hold_
         dead_until = time.time() + 0.5  # what a process holds before it dies: never renewed
         assert await suite_store.hold_item(ctx.db, item.id, "dead", dead_until)
         assert await suite_store.take_lease(ctx.db, item.connection, "dead", dead_until) is None
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):
             await runner.execute(ctx, run)
         [answer] = await suite_store.answers(ctx.db, run=run)
         assert (await suite_store.run_row(ctx.db, run))["state"] == "done"
