@@ -180,7 +180,7 @@ async def asgi_head(app: Any, method: str, path: str, headers: list[tuple[bytes,
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    with anyio.fail_after(30):
+    with anyio.fail_after(60):
         await app(scope, receive, send)
     start = next((m for m in sent if m["type"] == "http.response.start"), {})
     head = [(bytes(k).lower(), bytes(v)) for k, v in start.get("headers", [])]

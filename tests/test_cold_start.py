@@ -101,7 +101,7 @@ async def main(home):
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send)
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):
             await started.wait()
         snap("start")
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8122",

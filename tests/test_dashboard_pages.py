@@ -132,7 +132,7 @@ def test_login_targets_stay_on_this_server() -> None:
 
 @pytest.fixture
 def guarded(settings: Settings, net: Loopback) -> Iterator[httpx.Client]:
-    with net.client(base_url=serve_gateway(net, settings, admin_token=TOKEN), timeout=30) as client:
+    with net.client(base_url=serve_gateway(net, settings, admin_token=TOKEN)) as client:
         yield client
 
 

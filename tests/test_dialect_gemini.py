@@ -60,14 +60,14 @@ def test_inline_and_file_url_images_reach_seats_that_can_see(gateway, http):
         {"inline_data": {"mime_type": "image/png", "data": kit.PNG}},
         {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/cat.jpg"}},
         {"text": "What is in these?"}]}], "generation_config": {"max_output_tokens": 50}}
-    r = http.post(gateway + "/v1beta/models/bench/eyes:generateContent?key=unused", json=body, timeout=30)
+    r = http.post(gateway + "/v1beta/models/bench/eyes:generateContent?key=unused", json=body)
     assert r.status_code == 200
     kit.assert_every_seat(r.json()["candidates"][0]["content"]["parts"][0]["text"], ("owl", "hawk"))
 
 
 def test_without_alt_sse_the_stream_is_one_json_array(gateway, http):
     r = http.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
-                   json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30)
+                   json={"contents": [{"parts": [{"text": kit.QUESTION}]}]})
     assert r.status_code == 200 and r.headers["x-bench-panel"]
     chunks = r.json()
     assert isinstance(chunks, list)
@@ -77,7 +77,7 @@ def test_without_alt_sse_the_stream_is_one_json_array(gateway, http):
 
 def test_sse_stream_is_bare_data_lines(gateway, http):
     with http.stream("POST", gateway + "/v1/models/bench/core:streamGenerateContent?alt=sse",
-                      json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30) as r:
+                      json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}) as r:
         body = r.read().decode()
     frames = [f for f in body.split("\n\n") if f]
     assert all(f.startswith("data: {") and "\n" not in f for f in frames)
@@ -93,8 +93,8 @@ def test_count_tokens_and_model_list_and_lookup(gclient):
 
 
 def test_model_list_pages(gateway, http):
-    first = http.get(gateway + "/v1beta/models", params={"pageSize": 4}, timeout=10).json()
-    rest = http.get(gateway + "/v1beta/models", params={"pageToken": first["nextPageToken"]}, timeout=10).json()
+    first = http.get(gateway + "/v1beta/models", params={"pageSize": 4}).json()
+    rest = http.get(gateway + "/v1beta/models", params={"pageToken": first["nextPageToken"]}).json()
     assert len(first["models"]) == 4 and len(rest["models"]) == 2 and "nextPageToken" not in rest
 
 
@@ -124,7 +124,7 @@ def test_refusals_raise_client_errors_with_the_gateway_message(gclient, change, 
 
 
 def test_unknown_method_is_not_found_in_gemini_shape(gateway, http):
-    r = http.post(gateway + "/v1beta/models/bench/core:embedContent", json={}, timeout=10)
+    r = http.post(gateway + "/v1beta/models/bench/core:embedContent", json={})
     assert r.status_code == 404 and r.json()["error"]["status"] == "NOT_FOUND"
 
 
@@ -139,5 +139,5 @@ def test_mid_stream_failure_raises_server_error(gclient):
 @pytest.mark.usefixtures("breaks_mid_stream")
 def test_mid_stream_failure_is_the_last_array_element(gateway, http):
     r = http.post(gateway + "/v1beta/models/bench/core:streamGenerateContent",
-                   json={"contents": [{"parts": [{"text": kit.QUESTION}]}]}, timeout=30)
+                   json={"contents": [{"parts": [{"text": kit.QUESTION}]}]})
     assert r.json()[-1] == {"error": {"code": 502, "message": kit.MID_STREAM, "status": "UNAVAILABLE"}}

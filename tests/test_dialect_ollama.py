@@ -35,7 +35,7 @@ def test_chat_streamed_by_default_ends_with_bench(client, gateway, http):
     parts = list(client.chat(model="bench/core:latest", messages=CHAT, stream=True))
     kit.assert_every_seat("".join(p.message.content for p in parts))
     assert parts[-1].done and all(not p.done for p in parts[:-1])
-    raw = http.post(gateway + "/api/chat", json={"model": "bench/core", "messages": CHAT}, timeout=30)
+    raw = http.post(gateway + "/api/chat", json={"model": "bench/core", "messages": CHAT})
     lines = raw.text.split("\n")
     assert lines[-1] == "" and "" not in lines[:-1], "NDJSON without blank lines"
     done = json.loads(lines[-2])
@@ -65,7 +65,7 @@ def test_list_show_ps_version(client, gateway, http):
     shown = client.show("bench/eyes:latest")
     assert "vision" in shown.capabilities and shown.modelinfo["benchwarmers.members"] == "owl, hawk"
     assert client.ps().models == []
-    assert http.get(gateway + "/api/version", timeout=10).json() == {"version": "0.12.0"}
+    assert http.get(gateway + "/api/version").json() == {"version": "0.12.0"}
 
 
 def test_an_empty_prompt_only_loads(client):
@@ -117,10 +117,9 @@ def test_an_unexpected_failure_mid_stream_is_reported_not_dropped(client, monkey
 
 
 def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(gateway, http):
-    r = http.post(gateway + "/api/chat", content=b"{not json", headers={"content-type": "application/json"},
-                   timeout=10)
+    r = http.post(gateway + "/api/chat", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 400 and isinstance(r.json()["error"], str)
-    r = http.get(gateway + "/api/chat", timeout=10)
+    r = http.get(gateway + "/api/chat")
     assert r.status_code == 405 and isinstance(r.json()["error"], str)
 
 
@@ -149,14 +148,14 @@ def test_json_without_a_content_type_is_read_as_real_ollama_reads_it(untyped_cli
 
 def test_raw_posts_without_a_content_type(gateway, http):
     body = json.dumps({"model": "bench/core", "messages": CHAT, "stream": False}).encode()
-    r = http.post(gateway + "/api/chat", content=body, timeout=30)
+    r = http.post(gateway + "/api/chat", content=body)
     assert "content-type" not in r.request.headers
     assert r.status_code == 200, r.text
     kit.assert_every_seat(r.json()["message"]["content"])
     r = http.post(gateway + "/api/generate", content=json.dumps({"model": "bench/core", "prompt": kit.QUESTION,
-                                                                 "stream": False}).encode(), timeout=30)
+                                                                 "stream": False}).encode())
     assert r.status_code == 200 and r.json()["done"], r.text
-    r = http.post(gateway + "/api/chat", content=b"{not json", timeout=10)
+    r = http.post(gateway + "/api/chat", content=b"{not json")
     assert r.status_code == 400 and isinstance(r.json()["error"], str)  # still checked as JSON
 
 
@@ -164,12 +163,12 @@ def test_untyped_json_holds_only_on_ollama_routes_and_never_cross_site(gateway, 
     body = json.dumps({"model": "bench/core", "messages": CHAT, "stream": False}).encode()
     for headers in ({"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"},
                     {"Origin": "null", "Sec-Fetch-Site": "cross-site"}):  # a page's fetch of a typeless Blob
-        r = http.post(gateway + "/api/chat", content=body, headers=headers, timeout=10)
+        r = http.post(gateway + "/api/chat", content=body, headers=headers)
         assert r.status_code == 403 and isinstance(r.json()["error"], str), (headers, r.text)
     for headers in ({"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"},
                     {"Content-Type": ""}):
-        r = http.post(gateway + "/api/chat", content=body, headers=headers, timeout=10)
+        r = http.post(gateway + "/api/chat", content=body, headers=headers)
         assert r.status_code == 415 and isinstance(r.json()["error"], str), (headers, r.text)
     for path in ("/v1/chat/completions", "/api/gateway-key", "/bench/verdict"):
-        r = http.post(gateway + path, content=body, timeout=10)
+        r = http.post(gateway + path, content=body)
         assert r.status_code == 415, (path, r.text)

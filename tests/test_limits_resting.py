@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -42,6 +42,7 @@ from benchwarmers_mcp.upstream.caller import CallInfo, ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.pacing import PacingPolicy, Refused, Seen, consequences
 from tests.fakes.openai_upstream import FakeUpstream
+from tests.kits.clock import MovedClock
 from tests.kits.loopback import Loopback
 from tests.kits.seed import seed
 from tests.kits.store import store_of
@@ -54,23 +55,6 @@ NOW = 1_767_225_600.0
 SEAT_WAIT = Settings.seat_wait  # 5 s
 SERVED = {"solo": "solo", "aa-bad": "aa-bad?fail=429&window=6m", "aa-tight": "aa-tight?window=6m",
           "bb-good": "bb-good"}
-
-
-@dataclass
-class MovedClock:
-    """The system's wall clock, moved on by every sleep on it (recorded in ``slept``, passed at once)."""
-
-    offset: float = 0.0
-    slept: list[float] = field(default_factory=list)
-    tz: None = None
-
-    def now(self) -> float:
-        return time.time() + self.offset
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.offset += seconds
-        await anyio.lowlevel.checkpoint()
 
 
 def waited_the_window(slept: list[float], since: float) -> bool:

@@ -27,6 +27,7 @@ from benchwarmers_mcp.upstream import pacing
 from benchwarmers_mcp.upstream.caller import ModelCaller
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.pacing import PacingPolicy
+from tests.kits.clock import MovedClock
 
 pytestmark = pytest.mark.anyio
 HELLO = ModelRequest("", (user("hello"),))
@@ -38,17 +39,19 @@ class Windowed:
     OpenAI's headers on every reply (the reset to the millisecond) and answers 429 beyond it."""
 
     def __init__(self) -> None:
-        self.start = time.time()
+        self.now = time.time  # its clock (a test may give it the caller's)
+        self.length = LENGTH
+        self.start = self.now()
         self.seen: list[tuple[int, int]] = []  # (window, status) of every request, in arrival order
         self.message = "over the limit"
 
     def handler(self, request: httpx.Request) -> httpx.Response:
         json.loads(request.content)
-        now = time.time()
-        window = int((now - self.start) // LENGTH)
+        now = self.now()
+        window = int((now - self.start) // self.length)
         used = sum(1 for w, status in self.seen if w == window and status == 200)
         headers = {"x-ratelimit-limit-requests": str(LIMIT),
-                   "x-ratelimit-reset-requests": f"{self.start + (window + 1) * LENGTH - now:.3f}s"}
+                   "x-ratelimit-reset-requests": f"{self.start + (window + 1) * self.length - now:.3f}s"}
         if used >= LIMIT:
             self.seen.append((window, 429))
             return httpx.Response(429, json={"error": {"message": self.message}},
@@ -83,9 +86,11 @@ async def client(upstream: Windowed) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
-def caller_for(db: Database, client: httpx.AsyncClient, home: Path, **policy: float) -> ModelCaller:
+def caller_for(db: Database, client: httpx.AsyncClient, home: Path, clock: MovedClock | None = None,
+               **policy: float) -> ModelCaller:
     return ModelCaller(db, KeyStore(home.parent / "config", {}), client,
-                       PacingPolicy(backoff=0.01, recheck=0.2, margin=0.5, **policy))  # type: ignore[arg-type]
+                       PacingPolicy(backoff=0.01, recheck=0.2, margin=0.5, **policy),  # type: ignore[arg-type]
+                       clock=clock)
 
 
 async def call(caller: ModelCaller, timeout: float = 30) -> str:
@@ -113,17 +118,22 @@ async def test_a_queue_behind_a_reset_goes_out_at_the_windows_own_pace(db, clien
 
 
 async def test_a_429_whose_window_reopens_in_seconds_rests_the_model_for_those_seconds(db, client, upstream, home):
-    caller = caller_for(db, client, home, retries=0)
+    """On a moved clock (the caller's and the upstream's): the rest is read against the moment the
+    window reopens, and waited out at once, whatever the machine's speed."""
+    clock = MovedClock()
+    caller = caller_for(db, client, home, clock, retries=0)
+    upstream.now, upstream.length = clock.now, 20.0
     upstream.seen += [(0, 200), (0, 200)]  # someone else used this window up
-    upstream.start = time.time() - 0.5  # it reopens in 1.5 s
+    upstream.start = clock.now() - 0.5  # it reopens in 19.5 s
+    reopens = upstream.start + upstream.length
     said = await call(caller)
     assert said.startswith("RateLimited: upstream 429: over the limit")
-    [rest] = await store.rests(db, time.time())
-    assert 0.5 < rest["rest_until"] - time.time() <= 2.0, "rested until the window reopens, not 30 minutes"
+    [rest] = await store.rests(db, clock.now())
+    assert reopens - 0.01 <= rest["rest_until"] <= clock.now() + 19.5, "rested until the window reopens, not 30 minutes"
     with pytest.raises(RateLimited) as caught:  # a panel does not wait out even a short rest it cannot fit
         await caller.complete(await models.get(db, "m1"), HELLO, timeout=1)
-    assert caught.value.retry_after is not None and caught.value.retry_after <= 2.0
-    await anyio.sleep(rest["rest_until"] - time.time() + 0.05)
+    assert caught.value.retry_after is not None and caught.value.retry_after <= 19.5
+    await clock.sleep(rest["rest_until"] - clock.now() + 0.05)
     assert await call(caller) == "fine"
 
 

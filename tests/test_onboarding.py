@@ -42,7 +42,7 @@ async def queue_of(client: httpx.AsyncClient) -> dict[str, Any]:
 
 
 async def until(client: httpx.AsyncClient, ready) -> dict[str, Any]:
-    with anyio.fail_after(30):
+    with anyio.fail_after(60):
         while True:
             state = await queue_of(client)
             if ready(state["items"]):

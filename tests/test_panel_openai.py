@@ -81,7 +81,7 @@ def test_failing_seats_are_reported_while_others_answer(home, upstream, settings
     seed(home, base_url=upstream, served={"good": "good", "limited": "limited?fail=429", "broken": "broken?fail=500",
                                           "stuck": "stuck?fail=hang", "quiet": "quiet?fail=empty"},
          collections={"mixed": ["good", "limited", "broken", "stuck", "quiet"]})
-    base = serve_gateway(net, settings, seat_timeout=1.0)
+    base = serve_gateway(net, settings, seat_timeout=10.0)  # stuck's, and far beyond what the others take
     reply = client(base).chat.completions.create(
         model="bench/mixed", messages=[{"role": "user", "content": "go"}])
     status = {s["alias"]: s for s in reply.model_extra["bench"]["seats"]}
@@ -181,10 +181,10 @@ def test_keepalives_and_overhead_header(home, upstream, settings, net, http: htt
     seed(home, base_url=upstream, served={"lazy": "lazy?latency=0.4"}, collections={"slowpoke": ["lazy"]})
     base = serve_gateway(net, settings, keepalive=0.1)
     body = {"model": "bench/slowpoke", "messages": [{"role": "user", "content": "x"}], "stream": True}
-    with http.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as r:
+    with http.stream("POST", base + "/v1/chat/completions", json=body) as r:
         assert r.headers["content-type"].startswith("text/event-stream")
         raw = "".join(r.iter_text())
-    whole = http.post(base + "/v1/chat/completions", json={**body, "stream": False}, timeout=30)
+    whole = http.post(base + "/v1/chat/completions", json={**body, "stream": False})
     assert ": keep-alive" in raw and raw.rstrip().endswith("data: [DONE]")
     assert float(whole.headers["x-bench-overhead-ms"]) >= 0
     assert whole.headers["x-bench-panel"] == whole.json()["bench"]["panel"]

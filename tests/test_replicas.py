@@ -102,7 +102,7 @@ def test_a_verdict_through_one_replica_is_read_through_the_other(settings: Setti
     seed(home, base_url=None, api="simulated", endpoint="simulated", served={"alpha": "simulated/alpha"},
          collections={"core": ["alpha"]})
     one, two = serve_gateway(net, settings), serve_gateway(net, settings)
-    with net.client(timeout=30) as http:
+    with net.client() as http:
         asked = http.post(one + "/v1/chat/completions", json={"model": "bench/core", "messages": PROMPT})
         assert asked.status_code == 200, asked.text
         call = asked.json()["bench"]["seats"][0]["call"]

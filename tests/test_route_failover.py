@@ -41,7 +41,7 @@ def ask(http: httpx.Client, base: str, collection: str, *, stream: bool = False)
     body = {"model": f"bench/{collection}:route", "stream": stream,
             "messages": [{"role": "system", "content": f"agent for {collection}"},
                          {"role": "user", "content": f"do the thing ({collection}, stream={stream})"}]}
-    return http.post(base + "/v1/chat/completions", json=body, timeout=30)
+    return http.post(base + "/v1/chat/completions", json=body)
 
 
 def sse_data(response: httpx.Response) -> list[dict]:
@@ -153,11 +153,11 @@ def test_an_agent_that_hangs_up_stops_the_member_and_is_recorded(settings: Setti
     seed_members(home, upstream, {"drip": "drip?pause=3"}, {"drip": ["drip"]})
     with route_server(net, settings) as base:
         body = {"model": "bench/drip:route", "stream": True, "messages": [{"role": "user", "content": "go"}]}
-        with http.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as response:
+        with http.stream("POST", base + "/v1/chat/completions", json=body) as response:
             assert response.status_code == 200
             lines = response.iter_lines()
             assert any("answer from drip" in line for line in lines), "the first piece came, then we hang up"
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while not read(home, routes.turns_of) and time.monotonic() < deadline:
             time.sleep(0.05)
     assert [t["status"] for t in read(home, routes.turns_of)] == ["cancelled"]
@@ -172,10 +172,10 @@ def test_an_agent_that_hangs_up_before_the_first_token_stops_the_member_at_once(
     early = replace(FAST, stream_wait=0.1, first_token=120.0, turn_timeout=300.0)
     with route_server(net, replace(settings, keepalive=0.1), early) as base:
         body = {"model": "bench/sleepy:route", "stream": True, "messages": [{"role": "user", "content": "go"}]}
-        with http.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as response:
+        with http.stream("POST", base + "/v1/chat/completions", json=body) as response:
             assert response.status_code == 200
             assert any(line.startswith(": keep-alive") for line in response.iter_lines())
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 45  # inside sleepy's 60 s
         while not read(home, routes.turns_of) and time.monotonic() < deadline:
             time.sleep(0.05)
     assert [(t["status"], t["first_token_s"]) for t in read(home, routes.turns_of)] == [("cancelled", None)]

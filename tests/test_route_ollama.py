@@ -58,7 +58,7 @@ def test_streamed_tool_call_and_bench(base: str, client: ollama.Client, fake: Fa
     assert [(t.function.name, t.function.arguments) for t in calls] == [("get_weather", {"city": "Oslo"})]
     assert chunks[-1].done and not any(c.done for c in chunks[:-1])
 
-    raw = http.post(base + "/api/chat", timeout=30, json={
+    raw = http.post(base + "/api/chat", json={
         "model": "bench/agents:route", "messages": [{"role": "user", "content": "and now?"}]})
     lines = [json.loads(line) for line in raw.text.splitlines()]
     assert raw.headers["content-type"].startswith("application/x-ndjson") and "" not in raw.text.split("\n")[:-1]

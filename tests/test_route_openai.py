@@ -130,7 +130,7 @@ def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str,
             body = {"model": model, "messages": [{"role": "user", "content": text}]}
             if tools:
                 body["tools"] = [WEATHER]
-            return http.post(url + "/v1/chat/completions", json=body, timeout=10)
+            return http.post(url + "/v1/chat/completions", json=body)
 
         no_tools = ask("bench/notools:route")
         assert no_tools.status_code == 400 and no_tools.json()["error"]["type"] == "bench_gateway"
@@ -145,8 +145,8 @@ def test_refusals_in_openai_shape(settings: Settings, home: Path, upstream: str,
 def test_a_verdict_on_a_route_call(base: str, oa: openai.OpenAI, http: httpx.Client) -> None:
     reply = oa.chat.completions.create(model="bench/agents:route", messages=first_turn(), tools=[WEATHER])
     call = reply.model_extra["bench"]["call"]
-    verdict = http.post(base + "/bench/verdict", json={"call": call, "useful": True, "note": "fixed it"}, timeout=10)
+    verdict = http.post(base + "/bench/verdict", json={"call": call, "useful": True, "note": "fixed it"})
     assert verdict.status_code == 200 and verdict.json()["recorded"]["call"] == call
-    record = http.get(base + "/bench/record", params={"collection": "bench/agents"}, timeout=10).json()
+    record = http.get(base + "/bench/record", params={"collection": "bench/agents"}).json()
     alias = reply.model_extra["bench"]["alias"]
     assert record["aliases"][alias]["useful"] == 1, "route verdicts count in the collection's record"

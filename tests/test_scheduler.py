@@ -68,7 +68,7 @@ async def runs_of(db, job: str | None = None) -> list[sched_store.Run]:
 
 
 async def finished(db, job: str, count: int) -> list[sched_store.Run]:
-    with anyio.fail_after(20):
+    with anyio.fail_after(60):
         while True:
             done = [r for r in await runs_of(db, job) if r.finished is not None and r.status != "skipped"]
             if len(done) >= count:

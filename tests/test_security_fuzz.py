@@ -131,7 +131,7 @@ async def send(client: httpx.AsyncClient, fuzz: Fuzz) -> httpx.Response:
     if not any(name == "host" for name, _ in headers):
         headers.append(("host", "127.0.0.1:8122"))
     url = fuzz.path + ("?" + fuzz.query if fuzz.query else "")
-    with anyio.fail_after(30):
+    with anyio.fail_after(60):
         return await client.request(fuzz.method, url, headers=headers, content=fuzz.body)
 
 

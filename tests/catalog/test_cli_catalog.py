@@ -43,7 +43,7 @@ def server(settings: Settings, fakes: tuple[FakeProvider, FakeFeeds], net: Loopb
     port = free_port()
     app = create_app(replace(settings, port=port, **FEED_SETTINGS), upstream_transport=outbound)
     with net.serving(app, port) as base:
-        with net.client(base_url=base, timeout=30) as api:
+        with net.client(base_url=base) as api:
             api.post("/api/endpoint", json={"name": "groq", "base": "https://api.groq.com/openai/v1",
                                             "key": "sk-test-0123456789abcdef"}).raise_for_status()
         yield base

@@ -28,6 +28,7 @@ from tests.kits.cli import (
 )
 from tests.kits.cli import run_script as bench
 from tests.kits.servers import spawn_server
+from tests.kits.waits import ANSWER
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +54,7 @@ def test_help_from_the_installed_scripts() -> None:
 
 
 def test_progress_shows_only_on_a_terminal(gateway: str, upstream: str, served: FakeUpstream) -> None:
-    with httpx.Client(base_url=gateway) as api:
+    with httpx.Client(base_url=gateway, timeout=ANSWER) as api:
         api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
         api.post("/api/model/register", json={"served": "slow?latency=0.5", "endpoint": "fake", "alias": "slow"})
         api.post("/api/collection", json={"name": "slow", "members": ["slow"]}).raise_for_status()

@@ -98,7 +98,7 @@ def ask_and_judge(page, home: Path) -> dict[str, str]:
     expect(page.get_by_role("region", name=names[1], exact=True)).to_be_visible()
     expect(slow).to_have_count(0)
     expect(page.locator("#panel-waiting")).to_contain_text(alias_for(SERVED[2]))
-    expect(slow).to_be_visible(timeout=20_000)
+    expect(slow).to_be_visible()
     assert page.evaluate("window.__arrivals") == names  # one by one, in finish order, the slow seat last
     expect(page.get_by_role("status").filter(has_text="Done:")).to_be_visible()
 
@@ -208,7 +208,7 @@ def test_asking_and_judging_from_the_keyboard(browser: Browser, home: Path) -> N
         expect(page.get_by_label("Prompt")).to_be_focused()
         page.keyboard.type("What does this function return?")
         page.keyboard.press("Control+Enter")
-        expect(page.get_by_role("status").filter(has_text="Done:")).to_be_visible(timeout=20_000)
+        expect(page.get_by_role("status").filter(has_text="Done:")).to_be_visible()
         for _ in range(200):  # Tab until a Useful button has the focus
             page.keyboard.press("Tab")
             if page.evaluate("document.activeElement.textContent") == "Useful":

@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from tests.kits.browser import Watch, shot
 from tests.kits.servers import serve_in_thread, spawn_server
+from tests.kits.waits import ANSWER
 
 pytestmark = pytest.mark.e2e
 
@@ -29,12 +30,12 @@ def log_in(page, token: str) -> None:
 
 def test_login_with_the_admin_token_and_refused_without(browser: Browser, home: Path) -> None:
     with spawn_server(home, BENCHWARMERS_ADMIN_TOKEN=TOKEN) as base:
-        page_reply = httpx.get(base + "/collections", follow_redirects=False)
+        page_reply = httpx.get(base + "/collections", follow_redirects=False, timeout=ANSWER)
         assert page_reply.status_code == 303
         assert page_reply.headers["location"] == "/login?next=/collections"
-        assert httpx.get(base + "/api/status").status_code == 401
-        assert httpx.get(base + "/api/events").status_code == 401
-        assert httpx.get(base + "/login").status_code == 200  # the login page and its assets are open
+        assert httpx.get(base + "/api/status", timeout=ANSWER).status_code == 401
+        assert httpx.get(base + "/api/events", timeout=ANSWER).status_code == 401
+        assert httpx.get(base + "/login", timeout=ANSWER).status_code == 200  # the login page and its assets are open
 
         context = browser.new_context(base_url=base)
         page = context.new_page()
@@ -105,8 +106,10 @@ def test_a_page_on_another_origin_cannot_write(browser: Browser, home: Path) -> 
             assert navigation.value.status == 403
             assert "foreign Origin refused" in page.content()
             context.close()
-        collections = httpx.get(base + "/api/collections", headers={"Authorization": f"Bearer {TOKEN}"}).json()
-        keys = httpx.get(base + "/api/gateway-keys", headers={"Authorization": f"Bearer {TOKEN}"}).json()
+        collections = httpx.get(base + "/api/collections", headers={"Authorization": f"Bearer {TOKEN}"},
+                                timeout=ANSWER).json()
+        keys = httpx.get(base + "/api/gateway-keys", headers={"Authorization": f"Bearer {TOKEN}"},
+                         timeout=ANSWER).json()
     assert "evil" not in {c["name"] for c in collections["collections"]}
     assert not keys["keys"]
     lines = log.read_text()

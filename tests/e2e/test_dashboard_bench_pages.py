@@ -82,7 +82,7 @@ def test_discover_add_facts_and_benchmarks(browser: Browser, fake: FakeUpstream,
     page.evaluate("window.__kept = true")  # gone if the page reloaded
     row.get_by_role("button", name=f"Add {KEY}").click()
     expect(page.get_by_role("status").filter(has_text="Queued")).to_contain_text(f"on local, named (quick) from {KEY}")
-    expect(page.locator(f'tr[data-key="{KEY}"]')).to_contain_text("on the bench as gpt-4o-mini", timeout=30_000)
+    expect(page.locator(f'tr[data-key="{KEY}"]')).to_contain_text("on the bench as gpt-4o-mini")
     assert page.evaluate("window.__kept === true")
 
     # Models: the facts of it, each with its source

@@ -78,7 +78,7 @@ def test_action_needed_health_scheduler_and_the_chip_in_a_browser(browser: Brows
                                                                "endpoint": "sim", "mode": "quick"}]})
         assert queued.status_code == 202
         chip = page.locator("#onboarding-chip")
-        expect(chip).to_contain_text("1 of 1 finished", timeout=30_000)
+        expect(chip).to_contain_text("1 of 1 finished")
         chip.get_by_role("button", name="Details").click()
         expect(page.locator("#onboarding-details")).to_contain_text("[4/5] probe: ok")
         shot(page, "onboarding-details")

@@ -22,6 +22,7 @@ from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.seed import seed
 from tests.kits.servers import free_port, server_env, spawn_server, wait_healthy
 from tests.kits.store import store_of
+from tests.kits.waits import ANSWER
 
 pytestmark = [pytest.mark.e2e, pytest.mark.backends]
 STUCK = "stuck?fail=hang"  # the fake holds the call until its caller goes away
@@ -68,7 +69,7 @@ def test_a_call_in_flight_at_a_kill_reaches_the_ledger_on_the_next_start(home: P
 
     with spawn_server(home) as base:
         inflight, rows = anyio.run(_store, home)
-        quotas = httpx.get(base + "/bench/quotas", timeout=30).json()
+        quotas = httpx.get(base + "/bench/quotas", timeout=ANSWER).json()
     assert inflight == 0
     [row] = rows
     assert (row.alias, row.status, row.tokens_unknown, row.attempts) == ("stuck", ledger.INTERRUPTED, True, 1)

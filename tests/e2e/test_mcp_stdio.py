@@ -15,6 +15,7 @@ from benchwarmers_mcp.mcp.stdio import config_from_env
 from tests.kits import mcp as kit
 from tests.kits.mcp import TOOLS, Seen, assert_panel, benchwarmers_script, stdio, summary_of
 from tests.kits.servers import free_port
+from tests.kits.waits import START
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -97,7 +98,7 @@ def test_stdout_carries_only_the_protocol() -> None:
         replies = [json.loads(proc.stdout.readline()) for _ in range(3)]  # one per request, nothing else
         proc.stdin.close()
         assert proc.stdout.read() == ""
-        proc.wait(timeout=30)
+        proc.wait(timeout=START)
     assert [r["id"] for r in replies] == [1, 2, 3]
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     assert {t["name"] for t in replies[1]["result"]["tools"]} == TOOLS

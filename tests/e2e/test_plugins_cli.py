@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from benchwarmers_mcp import __version__
 from tests.kits.mcp import TOOLS, seed_bench
+from tests.kits.waits import START
 
 pytestmark = pytest.mark.e2e
 
@@ -142,5 +143,5 @@ def test_npx_launcher_forwards_signals_to_the_server() -> None:
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         assert len(children) == 1
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == -signal.SIGTERM  # the child's fate, passed on as node's own
+        assert proc.wait(timeout=START) == -signal.SIGTERM  # the child's fate, passed on as node's own
     assert not Path(f"/proc/{children[0]}").exists()

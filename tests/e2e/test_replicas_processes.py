@@ -29,6 +29,7 @@ from tests.kits.replicas import (
 )
 from tests.kits.route import AGAIN, bench, read, seed_members, turn
 from tests.kits.seed import seed
+from tests.kits.waits import ANSWER
 
 pytestmark = [pytest.mark.e2e, pytest.mark.backends]
 
@@ -47,12 +48,12 @@ def test_three_replicas_share_one_rpm_and_one_record(home: Path, upstream: str, 
 
         judged = {s["call"]: i % 2 == 0 for i, s in enumerate(answered)}
         for call, useful in judged.items():  # each verdict through the first replica
-            r = httpx.post(one + "/bench/verdict", json={"call": call, "useful": useful}, timeout=30)
+            r = httpx.post(one + "/bench/verdict", json={"call": call, "useful": useful}, timeout=ANSWER)
             assert r.status_code == 200 and r.json()["written"] is True, r.text
         call, useful = next(iter(judged.items()))
-        again = httpx.post(two + "/bench/verdict", json={"call": call, "useful": useful}, timeout=30)
+        again = httpx.post(two + "/bench/verdict", json={"call": call, "useful": useful}, timeout=ANSWER)
         assert again.status_code == 200 and again.json()["written"] is False  # the second replica sees it
-        record = httpx.get(three + "/bench/record", params={"collection": "bench/trio"}, timeout=30)
+        record = httpx.get(three + "/bench/record", params={"collection": "bench/trio"}, timeout=ANSWER)
         assert record.status_code == 200, record.text
         counts = record.json()["aliases"]
         assert sum(a["useful"] for a in counts.values()) == sum(judged.values())
@@ -66,7 +67,7 @@ ASKS = 12  # one of each (dialect, server) pair: a cap counted per process would
 def test_a_gateway_key_admits_exactly_its_rpm_across_three_replicas(home: Path) -> None:
     seed(home, base_url=None, api="simulated", endpoint="sim", served={"sage": "sage"}, collections={"core": ["sage"]})
     with three_servers(home, BENCHWARMERS_REQUIRE_KEYS="1") as bases:
-        made = httpx.post(bases[0] + "/api/gateway-key", json={"name": "team", "rpm": KEY_RPM}, timeout=30)
+        made = httpx.post(bases[0] + "/api/gateway-key", json={"name": "team", "rpm": KEY_RPM}, timeout=ANSWER)
         assert made.status_code == 200, made.text
         replies = anyio.run(ask_everywhere, bases, made.json()["key"], "bench/core", ASKS)
     assert len(replies) == ASKS and {r.base for r in replies} == set(bases)
@@ -87,10 +88,10 @@ SYSTEM = "You are a careful coder."
 def test_a_route_conversation_keeps_its_member_whichever_replica_takes_each_turn(home: Path, upstream: str,
                                                                                 fake) -> None:
     seed_members(home, upstream, MEMBERS, {"agents": list(MEMBERS)})
-    with three_servers(home) as bases, httpx.Client() as http:
+    with three_servers(home) as bases, httpx.Client(timeout=ANSWER) as http:
         first = bench(turn(http, bases[0], SYSTEM))
         assert (first["alias"], first["turn"]) == ("alpha", 1), "no record yet: the collection's order decides"
-        judged = http.post(bases[0] + "/bench/verdict", json={"call": first["call"], "useful": False}, timeout=30)
+        judged = http.post(bases[0] + "/bench/verdict", json={"call": first["call"], "useful": False}, timeout=ANSWER)
         assert judged.status_code == 200, judged.text
         # from now on a fresh pick, by any replica, puts a conversation on beta or gamma (alpha is rated
         # worst and, for the rotation, the most recently used): only the shared sticky row keeps alpha
@@ -113,7 +114,7 @@ def test_a_scheduled_job_runs_once_across_three_replicas(home: Path, upstream: s
         anyio.run(runs_once_finished, home, "availability")
         lease = anyio.run(lease_renewed_for, home, 1.0)  # some five more ticks of each process
         runs = anyio.run(job_runs, home, "availability")
-        overview = httpx.get(bases[2] + "/api/scheduler", timeout=30).json()
+        overview = httpx.get(bases[2] + "/api/scheduler", timeout=ANSWER).json()
     assert [(r.status, r.trigger) for r in runs] == [("ran", "schedule")], runs
     assert runs[0].detail["probed"] == 2
     assert sorted(c.model for c in fake.calls) == ["m1", "m2"], "one probe per model: the job ran once"
@@ -123,7 +124,7 @@ def test_a_scheduled_job_runs_once_across_three_replicas(home: Path, upstream: s
 def test_the_live_feed_reaches_a_browser_on_another_replica(home: Path) -> None:
     seed(home, base_url=None, api="simulated", endpoint="sim", served={"sage": "sage", "quill": "quill"},
          collections={"live": ["sage", "quill"]})
-    with three_servers(home) as (one, two, _), httpx.Client(timeout=30) as http, \
+    with three_servers(home) as (one, two, _), httpx.Client(timeout=ANSWER) as http, \
             http.stream("GET", two + "/api/events") as stream:
         assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
         heard = frames(stream)

@@ -15,6 +15,7 @@ import pytest
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.security import ADMIN_TOKEN, PROMPT, PROMPT_MARK, UPSTREAM_KEY, bearer, seed_fake
 from tests.kits.servers import free_port, server_env, spawn_server
+from tests.kits.waits import ANSWER
 
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(sys.executable).parent / "benchwarmers"
@@ -41,14 +42,14 @@ def test_the_console_script_refuses_an_unsafe_start(home: Path) -> None:
 
 def test_rpm_and_revocation_are_shared_by_two_processes(home: Path) -> None:
     with spawn_server(home, BENCHWARMERS_REQUIRE_KEYS="1") as a, spawn_server(home, BENCHWARMERS_REQUIRE_KEYS="1") as b:
-        key = httpx.post(a + "/api/gateway-key", json={"name": "shared", "rpm": 3}).json()["key"]
-        answers = [httpx.get(base + "/v1/models", headers=bearer(key)) for base in (a, b, a, b, a)]
+        key = httpx.post(a + "/api/gateway-key", json={"name": "shared", "rpm": 3}, timeout=ANSWER).json()["key"]
+        answers = [httpx.get(base + "/v1/models", headers=bearer(key), timeout=ANSWER) for base in (a, b, a, b, a)]
         assert [r.status_code for r in answers] == [200, 200, 200, 429, 429]
         assert all(1 <= int(r.headers["retry-after"]) <= 60 for r in answers[3:])
-        other = httpx.post(b + "/api/gateway-key", json={"name": "brief"}).json()["key"]
-        assert httpx.get(a + "/v1/models", headers=bearer(other)).status_code == 200
-        assert httpx.post(b + "/api/gateway-key/remove", json={"name": "brief"}).status_code == 200
-        assert httpx.get(a + "/v1/models", headers=bearer(other)).status_code == 401
+        other = httpx.post(b + "/api/gateway-key", json={"name": "brief"}, timeout=ANSWER).json()["key"]
+        assert httpx.get(a + "/v1/models", headers=bearer(other), timeout=ANSWER).status_code == 200
+        assert httpx.post(b + "/api/gateway-key/remove", json={"name": "brief"}, timeout=ANSWER).status_code == 200
+        assert httpx.get(a + "/v1/models", headers=bearer(other), timeout=ANSWER).status_code == 401
 
 
 def every_byte(folder: Path) -> bytes:
@@ -57,7 +58,7 @@ def every_byte(folder: Path) -> bytes:
 
 def exercise(base: str, fake: FakeUpstream) -> list[str]:
     """Use every secret the way a client would; returns the secrets handed out on the way."""
-    with httpx.Client(base_url=base, timeout=30) as http:
+    with httpx.Client(base_url=base, timeout=ANSWER) as http:
         return _exercise(http, base, fake)
 
 

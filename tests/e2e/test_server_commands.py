@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from tests.kits.servers import free_port, server_env, wait_healthy
+from tests.kits.waits import ANSWER, START
 
 pytestmark = pytest.mark.e2e
 
@@ -37,10 +38,10 @@ def test_demo_serves_a_simulated_panel(tmp_path):
         bench = reply.model_extra["bench"]
         assert len(bench["seats"]) == 5 and all(s["simulated"] for s in bench["seats"])
         assert "(simulated)" in reply.choices[0].message.content
-        assert httpx.get(base + "/v1/models").status_code == 200
+        assert httpx.get(base + "/v1/models", timeout=ANSWER).status_code == 200
     finally:
         proc.terminate()
-        out, _ = proc.communicate(timeout=15)
+        out, _ = proc.communicate(timeout=START)
     assert "curl" in out and "/v1/chat/completions" in out
     folder = out.split("data in ", 1)[1].split(" (removed", 1)[0]
     assert folder and not Path(folder).exists(), "the demo's temporary data folder is removed when it stops"

@@ -17,6 +17,7 @@ import pytest
 
 from tests.kits.security import ADMIN_TOKEN
 from tests.kits.servers import free_port, server_env, wait_healthy
+from tests.kits.waits import ANSWER, START
 
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(sys.executable).parent / "benchwarmers"
@@ -125,13 +126,13 @@ def test_demo_keeps_its_keys_in_its_own_config_folder(tmp_path: Path) -> None:
     try:
         base = f"http://127.0.0.1:{port}"
         wait_healthy(base, proc)
-        saved = httpx.post(base + "/api/endpoint/key", json={"name": "simulated", "key": "sk-demo-only-123"})
+        saved = httpx.post(base + "/api/endpoint/key", json={"name": "simulated", "key": "sk-demo-only-123"}, timeout=ANSWER)
         assert saved.status_code == 200, saved.text
-        listed = httpx.get(base + "/api/endpoints").json()
+        listed = httpx.get(base + "/api/endpoints", timeout=ANSWER).json()
         assert "keys file" in str(listed), listed
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=START)
     assert not config.exists() and not home.exists(), "the demo wrote into the user's folders"
     folder = Path(err.split("data in ", 1)[1].split(" (removed", 1)[0])
     assert not folder.exists(), "the demo's temporary folder, its keys with it, is removed when it stops"

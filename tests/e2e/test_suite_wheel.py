@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.kits.servers import free_port, server_env, wait_healthy
+from tests.kits.waits import START
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +52,7 @@ def test_a_fresh_pip_install_lists_the_starter_pack(tmp_path: Path):
                                  env={**os.environ, "PYTHONPATH": ""}))
     finally:
         server.terminate()
-        server.wait(timeout=15)
+        server.wait(timeout=START)
     assert listing["counts"]["pack"] >= 30 and listing["counts"]["data"] == 0
     pack = [t for t in listing["tasks"] if t["origin"] == "pack"]
     assert len(pack) >= 30 and {t["shape"] for t in pack} == {"seeded", "claim"}

@@ -1,6 +1,8 @@
 """Real Chromium for the dashboard tests: Debian's ``/usr/bin/chromium`` driven by Playwright for
 Python (never ``playwright install``), with everything a page does written down: console
-errors, uncaught errors, every request's URL, and the bytes of each response."""
+errors, uncaught errors, every request's URL, and the bytes of each response. Every wait (an
+action, a navigation, an ``expect``) is ``waits.PAGE`` unless a test says otherwise: ``launch``
+sets it, once, for every context and page the dashboard tests open."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Response
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response, expect
+
+from tests.kits.waits import PAGE
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -26,7 +30,24 @@ def chromium() -> str:
 
 
 def launch(playwright) -> Browser:
-    return playwright.chromium.launch(executable_path=chromium(), args=ARGS)
+    """Chromium whose contexts and pages, and ``expect``, wait ``PAGE`` ms (Playwright's own
+    defaults, 30 s and 5 s, are outlasted by a page on a loaded machine)."""
+    expect.set_options(timeout=PAGE)
+    browser = playwright.chromium.launch(executable_path=chromium(), args=ARGS)
+    new_context, new_page = browser.new_context, browser.new_page
+
+    def patient_context(**options) -> BrowserContext:
+        context = new_context(**options)
+        context.set_default_timeout(PAGE)
+        return context
+
+    def patient_page(**options) -> Page:
+        page = new_page(**options)
+        page.set_default_timeout(PAGE)
+        return page
+
+    browser.new_context, browser.new_page = patient_context, patient_page  # type: ignore[method-assign]
+    return browser
 
 
 @dataclass

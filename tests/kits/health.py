@@ -63,7 +63,7 @@ class ManualClock:
             self._sleepers.remove(e)
             e[1].set()
         target = len(self._sleepers) + len(woken)
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             while len(self._sleepers) < target:
                 self._slept = anyio.Event()
                 if len(self._sleepers) < target:

@@ -12,6 +12,9 @@ when the app sends it, a read timeout holds for the head and for every piece, cl
 before its end is a disconnect the app sees, and an app that dies part way breaks the body as a
 dropped connection would. An address no app is served on is passed to a real transport, so a free
 port refuses as it does today.
+
+The clients made here wait ``waits.ANSWER`` for a reply unless given a ``timeout`` (httpx's own 5 s
+is outlasted on a loaded machine).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from tests.kits.ports import free_port
+from tests.kits.waits import ANSWER
 
 log = logging.getLogger("tests.loopback")
 
@@ -331,18 +335,18 @@ class Loopback:
         return kinds[1](self) if sync else kinds[0](self)
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(transport=self.transport(httpx, sync=True), **kwargs)
+        return httpx.Client(transport=self.transport(httpx, sync=True), **{"timeout": ANSWER, **kwargs})
 
     def aclient(self, **kwargs: Any) -> httpx.AsyncClient:
-        return httpx.AsyncClient(transport=self.transport(httpx), **kwargs)
+        return httpx.AsyncClient(transport=self.transport(httpx), **{"timeout": ANSWER, **kwargs})
 
     def client2(self, **kwargs: Any) -> httpx2.Client:
         """For the ``http_client=`` of the sync openai and anthropic SDK clients."""
-        return httpx2.Client(transport=self.transport(httpx2, sync=True), **kwargs)
+        return httpx2.Client(transport=self.transport(httpx2, sync=True), **{"timeout": ANSWER, **kwargs})
 
     def aclient2(self, **kwargs: Any) -> httpx2.AsyncClient:
         """For the async SDK clients and the mcp client."""
-        return httpx2.AsyncClient(transport=self.transport(httpx2), **kwargs)
+        return httpx2.AsyncClient(transport=self.transport(httpx2), **{"timeout": ANSWER, **kwargs})
 
 
 # ---- the client side: one pair of transports per HTTP library --------------------------------------

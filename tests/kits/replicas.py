@@ -30,6 +30,7 @@ from benchwarmers_mcp.store import limits as store
 from benchwarmers_mcp.store import scheduler as sched_store
 from tests.kits.servers import free_port, server_env, wait_healthy
 from tests.kits.store import store_of
+from tests.kits.waits import START
 
 
 async def limit_fake(home: Path, rpm: int) -> None:
@@ -81,7 +82,7 @@ def three_servers(home: Path, **env: str) -> Iterator[list[str]]:
             proc.terminate()
         for proc in procs:
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=START)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

@@ -17,6 +17,7 @@ import uvicorn
 
 from tests.kits.ports import free_port
 from tests.kits.store import url_for
+from tests.kits.waits import ANSWER, START
 
 
 @contextmanager
@@ -28,7 +29,7 @@ def serve_in_thread(app, port: int | None = None) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + START
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("test server did not start")
@@ -37,7 +38,7 @@ def serve_in_thread(app, port: int | None = None) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=20)
+        thread.join(timeout=START)
 
 
 def server_env(home: Path, port: int, **extra: str) -> dict[str, str]:
@@ -67,19 +68,19 @@ def spawn_server(home: Path, port: int | None = None, *, args: tuple[str, ...] =
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=START)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
 
 
-def wait_healthy(base: str, proc: subprocess.Popen | None = None, timeout: float = 30) -> None:
+def wait_healthy(base: str, proc: subprocess.Popen | None = None, timeout: float = START) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
         try:
-            if httpx.get(base + "/health", timeout=1).status_code == 200:
+            if httpx.get(base + "/health", timeout=ANSWER).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

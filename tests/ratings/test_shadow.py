@@ -42,7 +42,7 @@ def ask(oa: openai.OpenAI, text: str) -> openai.types.chat.ChatCompletion:
 
 def shadows_of(home: Path, conversation: str, wanted: int = 1) -> list[rating_store.ShadowRecord]:
     """The conversation's shadow answers, once the background call has written them."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while True:
         found = read(home, rating_store.shadow_calls, conversation)
         if len(found) >= wanted or time.monotonic() > deadline:

@@ -107,7 +107,7 @@ async def test_a_rate_limit_is_not_a_score_then_the_run_resumes(settings: Settin
     async with engine(settings, fake.transport(), PacingPolicy(short_wait=0.5)) as ctx:
         await add_models(ctx.db, {"m": "m"})
         run = await runner.start(ctx, RunRequest(models=("m",), tasks=(t["bug"], t["control"])), FAST)
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):
             while True:  # the bug's item goes back to pending, resting, with no score
                 resting = [i for i in await suite_store.items(ctx.db, run) if i.rest_until and i.state == "pending"]
                 if resting:
@@ -162,7 +162,7 @@ async def test_a_run_interrupted_by_a_restart_finishes_without_asking_a_task_twi
         await add_models(ctx.db, {"m": "m"})
         await limit_store.set_limit(ctx.db, "connection", "fake", "rpm", 3)  # the fourth call waits a minute
         run = await runner.start(ctx, RunRequest(models=("m",), tasks=tasks), RunPolicy(timeout=120, gap=0))
-        with anyio.fail_after(30):
+        with anyio.fail_after(60):
             while True:
                 states = [i.state for i in await suite_store.items(ctx.db, run)]
                 if states.count("done") == 3 and states.count("asking") == 1:
