@@ -23,12 +23,12 @@ from tests.kits import dialect as kit
 from tests.kits.dialect import panel, settings  # noqa: F401  (fixtures)
 from tests.kits.loopback import Loopback
 from tests.kits.route import FAST, route_server, said, seed_members, tool_call
+from tests.kits.waits import ANSWER
 from tests.kits.wire_check import DIALECTS, check_error, check_stream, check_whole
 
 WEATHER_CHAT = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
-TIMEOUT = 120  # a real server's answer on a loaded machine: generous, never a race
 
 
 def request(dialect: str, model: str, *, stream: bool, tools: bool = False) -> tuple[str, dict[str, Any]]:
@@ -67,7 +67,7 @@ def request(dialect: str, model: str, *, stream: bool, tools: bool = False) -> t
 def ask(http: httpx.Client, base: str, dialect: str, model: str, *, stream: bool, tools: bool = False) -> str:
     path, body = request(dialect, model, stream=stream, tools=tools)
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"} if dialect == "anthropic" else {}
-    with http.stream("POST", base + path, json=body, headers=headers, timeout=TIMEOUT) as r:
+    with http.stream("POST", base + path, json=body, headers=headers, timeout=ANSWER) as r:
         raw = r.read().decode()
     assert r.status_code == 200, raw[:400]
     return raw
@@ -125,9 +125,9 @@ def test_errors_conform(gateway: str, http: httpx.Client, dialect: str) -> None:
     spec = DIALECTS[dialect]
     path, body = request(dialect, "bench/nowhere", stream=False)
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json"}
-    answers = [http.post(gateway + path, json=body, headers=headers, timeout=TIMEOUT),
-               http.post(gateway + path, content=b"{not json", headers=headers, timeout=TIMEOUT),
-               http.post(gateway + path, content=b"[1, 2]", headers=headers, timeout=TIMEOUT)]
+    answers = [http.post(gateway + path, json=body, headers=headers, timeout=ANSWER),
+               http.post(gateway + path, content=b"{not json", headers=headers, timeout=ANSWER),
+               http.post(gateway + path, content=b"[1, 2]", headers=headers, timeout=ANSWER)]
     for r in answers:
         assert 400 <= r.status_code < 500, r.text
         found = check_error(spec, r.json())

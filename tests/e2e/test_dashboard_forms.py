@@ -13,9 +13,9 @@ from playwright.sync_api import Browser, expect
 
 from tests.kits.browser import Watch
 from tests.kits.servers import spawn_server
+from tests.kits.waits import ANSWER
 
 pytestmark = pytest.mark.e2e
-WAIT_MS = 90_000  # a real server's answer on a loaded machine: generous, never a race
 
 
 def posted(path: str):
@@ -23,14 +23,12 @@ def posted(path: str):
 
 
 def test_set_a_limit_make_a_key_and_a_jobs_times_in_a_browser(browser: Browser, home: Path) -> None:
-    with spawn_server(home) as base, httpx.Client(base_url=base, timeout=60) as api:
+    with spawn_server(home) as base, httpx.Client(base_url=base, timeout=ANSWER) as api:
         assert api.post("/api/endpoint", json={"name": "sim", "api": "simulated"}).status_code == 201
         alias = api.post("/api/model/register", json={"served": "simulated/sage", "endpoint": "sim"}).json()[
             "model"]["alias"]
         context = browser.new_context(base_url=base)
         page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
-        expect.set_options(timeout=WAIT_MS)
         watch = Watch(page)
 
         # Quotas: the picker's "model:<alias>" and the limit's name become {"model": alias, "rpm": 7}
