@@ -39,6 +39,8 @@ from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.upstream.caller import ModelCaller
+from benchwarmers_mcp.upstream.connect.flows import SignIns
+from benchwarmers_mcp.upstream.connect.renewal import Renewer
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.transport import LeanTransport
 
@@ -159,14 +161,17 @@ def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None =
 
 
 def start_workers(ctx: Context) -> None:
-    """The scheduler (off until switched on: each tick only reads its setting) and the onboarding
-    worker (which resumes a queue a restart left), in the background task group, as typed fields
-    of the context (``ctx.scheduler``, ``ctx.onboarding``) for the admin API to reach."""
+    """The scheduler (off until switched on: each tick only reads its setting), the onboarding
+    worker (which resumes a queue a restart left) and sign-in renewal, in the background task group,
+    as typed fields of the context (``ctx.scheduler``, ``ctx.onboarding``, ``ctx.connect``) for the
+    admin API to reach."""
     scheduler = Scheduler(ctx, tick=ctx.settings.scheduler_tick)
     onboarding = Onboarding(ctx)
     ctx.scheduler, ctx.onboarding = scheduler, onboarding
     ctx.tg.start_soon(scheduler.run_forever)
     ctx.tg.start_soon(onboarding.run_forever)
+    ctx.connect = SignIns(ctx)  # sign-in flows (their secrets in this process), and renewing their tokens
+    ctx.tg.start_soon(Renewer(ctx).run_forever)
 
 
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,

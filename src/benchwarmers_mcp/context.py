@@ -5,8 +5,8 @@ collections they may use).
 
 The ground floor: this module imports nothing above ``store``, ``messages``, ``errors``,
 ``settings`` and ``clock``. What it needs from higher floors it names as small Protocols
-(``Caller``, ``KeyRing``, ``Scheduling``, ``Onboarder``), which ``upstream``, ``scheduler`` and
-``health.onboarding`` satisfy.
+(``Caller``, ``KeyRing``, ``Scheduling``, ``Onboarder``, ``Connector``), which ``upstream``,
+``scheduler`` and ``health.onboarding`` satisfy.
 
 The per-app services beyond the store and the caller: ``clock`` (the wall clock the health jobs,
 the scheduler and the alerts read; ``create_app(settings, clock=...)`` is the test seam), and the
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -73,6 +73,7 @@ class KeyRing(Protocol):
     def source(self, name: str) -> str | None: ...
     def set(self, name: str, value: str) -> None: ...
     def delete(self, name: str) -> None: ...
+    def update(self, changes: Mapping[str, str | None]) -> None: ...  # several at once; None removes
 
 
 class Scheduling(Protocol):
@@ -87,6 +88,16 @@ class Scheduling(Protocol):
     async def run_now(self, name: str) -> int: ...
 
     async def wait(self, run_id: int) -> dict[str, Any] | None: ...
+
+
+class Connector(Protocol):
+    """The sign-in flows this server runs (``upstream.connect.flows.SignIns``): their secrets are in
+    its memory. Answers are the admin API's (``/api/connect/*``)."""
+
+    async def start(self, preset_id: str, *, flow: str | None = None, endpoint: str | None = None,
+                    client_id: str | None = None, base: str = "") -> dict[str, Any]: ...
+
+    async def sign_out(self, name: str) -> dict[str, Any]: ...
 
 
 class Onboarder(Protocol):
@@ -161,6 +172,7 @@ class Context:
     clock: Clock = field(default_factory=SystemClock)
     scheduler: Scheduling | None = None  # set by the app's lifespan
     onboarding: Onboarder | None = None  # set by the app's lifespan
+    connect: Connector | None = None  # set by the app's lifespan (the sign-in flows)
     replica: str = ""  # this server's name among those on the store (store/replicas.py)
 
     async def resting(self) -> frozenset[str]:
@@ -168,5 +180,5 @@ class Context:
         return frozenset(await limit_store.resting_aliases(self.db, time.time()))
 
 
-__all__ = ["Access", "CallInfo", "Caller", "Context", "KeyRing", "Onboarder", "RouteTuning", "Scheduling",
+__all__ = ["Access", "CallInfo", "Caller", "Connector", "Context", "KeyRing", "Onboarder", "RouteTuning", "Scheduling",
            "bare_collection", "require_access"]

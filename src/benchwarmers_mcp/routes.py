@@ -220,6 +220,15 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/endpoint/try", POST, ADMIN + "trial:try_endpoint", "admin", "openai"),
     Entry("/api/endpoint/default", GET, ADMIN + "trial:get_default", "admin", "openai"),
     Entry("/api/endpoint/default", POST, ADMIN + "trial:set_default", "admin", "openai"),
+    # signing in with a provider (upstream/connect): presets, flows, sign-ins; the browser's way back
+    # is open (the provider's redirect carries no SameSite=Strict cookie): its state is the credential
+    Entry("/api/connect/presets", GET, ADMIN + "connect:get_presets", "admin", "openai"),
+    Entry("/api/connect/start", POST, ADMIN + "connect:start", "admin", "openai"),
+    Entry("/api/connect/flow", GET, ADMIN + "connect:get_flow", "admin", "openai"),
+    Entry("/api/connect/cancel", POST, ADMIN + "connect:cancel", "admin", "openai"),
+    Entry("/api/connect/signins", GET, ADMIN + "connect:list_signins", "admin", "openai"),
+    Entry("/api/connect/signout", POST, ADMIN + "connect:sign_out", "admin", "openai"),
+    Entry("/connect/callback", GET, ADMIN + "connect:callback", "open", "openai"),
     # the dashboard's files: open, as the login page needs its stylesheet
     Entry("/static/{rest:path}", GET, WEB + "site:static", "open", "page"),
 )

@@ -133,6 +133,10 @@ class Settings:
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # HTTP(S)_PROXY or ALL_PROXY is set: outbound calls keep httpx's own transport, which reads them
     upstream_proxy: bool = False
+    # BENCH_CONNECT_<PRESET>_<FIELD>: a sign-in preset's addresses or client id (upstream/connect/presets.py)
+    connect_env: Mapping[str, str] = field(default_factory=dict)
+    client: str = "builtin"  # BENCH_CLIENT: who calls upstreams unless Settings chose (builtin or llm)
+    llm_user_path: Path | None = None  # LLM_USER_PATH: the llm CLI's folder (its keys.json), for the llm client
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
@@ -167,7 +171,12 @@ class Settings:
             env_keys=keys,
             upstream_proxy=any((env.get(name) or env.get(name.upper()) or "").strip()
                                for name in ("http_proxy", "https_proxy", "all_proxy")),
+            connect_env={k: v for k, v in env.items() if k.startswith("BENCH_CONNECT_")},
+            client=(env.get("BENCH_CLIENT") or "builtin").strip().lower(),
+            llm_user_path=Path(env["LLM_USER_PATH"]).expanduser() if env.get("LLM_USER_PATH") else None,
         )
+        if settings.client not in ("builtin", "llm"):
+            read.problems.append(f"BENCH_CLIENT must be builtin or llm, not {settings.client[:40]!r}")
         if read.problems:
             raise BadSettings(read.problems)
         return replace(settings, **overrides) if overrides else settings

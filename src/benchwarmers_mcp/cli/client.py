@@ -24,6 +24,7 @@ from benchwarmers_mcp.cli import (
     cmd_ask,
     cmd_bench,
     cmd_catalog,
+    cmd_connect,
     cmd_health,
     cmd_models,
     cmd_ratings,
@@ -241,7 +242,8 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
     _, esub = b.group(sub, "endpoint", "add, test, re-key or remove an endpoint", [
         "bench endpoint add openrouter --base https://openrouter.ai/api/v1",
         "pass show openrouter | bench endpoint add openrouter --base https://openrouter.ai/api/v1 --key-stdin",
-        "bench endpoint test openrouter", "bench endpoint remove openrouter --with-models"])
+        "bench endpoint test openrouter", "bench endpoint remove openrouter --with-models",
+        "bench endpoint connect github --device   # sign in with a provider instead of pasting a key"])
     b.command(esub, "list", cmd_models.endpoint_list, "the endpoints", ["bench endpoint list"])
     add = b.command(esub, "add", cmd_models.endpoint_add, "add (or change) an endpoint; asks for its key, hidden", [
         "bench endpoint add openrouter --base https://openrouter.ai/api/v1",
@@ -268,6 +270,7 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
         aliases=("rm",), args=("name",))
     rm.add_argument("--with-models", action="store_true", help="retire the models it serves, too")
     yes_flag(rm)
+    cmd_connect.add_commands(b, esub)
 
 
 def add_admin(b: Builder, sub: Subparsers) -> None:

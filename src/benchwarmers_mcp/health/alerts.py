@@ -49,6 +49,10 @@ def actions(alert: Alert) -> list[dict[str, Any]]:
         found = [_action("Resume", "/api/limits/resume", {"connection": s}, None),
                  _action("Replace the key", "/api/endpoint/key", {"name": endpoint}, f"bench endpoint key {endpoint}",
                          asks=("key",))]
+    elif kind == "signin":  # the reply of a browser flow carries the authorize_url to open
+        detail = alert.detail
+        body = {"preset": detail.get("preset"), "endpoint": endpoint, "flow": detail.get("flow")}
+        found = [_action("Sign in again", "/api/connect/start", body, detail.get("command"))]
     else:
         found = []
     return [*found, _action("Dismiss", "/api/alerts/dismiss", {"id": alert.id}, f"bench alerts dismiss {alert.id}")]

@@ -108,3 +108,44 @@ async def verdicts_002_scope(tx: Transaction) -> None:
     collections' ratings (``store/ratings.py``), so the scope is kept with the verdict itself: the
     key may be revoked, or its name taken by another, after it judged."""
     await script(tx, "ALTER TABLE verdicts ADD COLUMN scope TEXT")
+
+
+@migration
+async def signins_001_tables(tx: Transaction) -> None:
+    """Sign-ins with a provider (``store/signins.py``): one row per signed-in endpoint (its preset,
+    flow and client id, when its token expires and was renewed, whether it ended), and one per
+    sign-in flow started (its status, the code a device flow shows, its state as a SHA-256, which
+    server holds its secrets). No token, refresh token, verifier or device code is ever a column:
+    they are in the keys file or in the memory of the server running the flow."""
+    await script(tx, """
+        CREATE TABLE signins (
+            endpoint TEXT PRIMARY KEY,
+            preset TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            client_id TEXT,
+            signed_in_at REAL NOT NULL,
+            expires_at REAL,
+            renewed_at REAL,
+            renewable INTEGER NOT NULL DEFAULT 0,
+            ended_at REAL,
+            ended_why TEXT
+        );
+        CREATE TABLE signin_flows (
+            id TEXT PRIMARY KEY,
+            preset TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            finished_at REAL,
+            owner TEXT,
+            state_hash TEXT,
+            user_code TEXT,
+            verification_uri TEXT,
+            verification_uri_complete TEXT
+        );
+        CREATE UNIQUE INDEX signin_flows_state ON signin_flows (state_hash);
+        CREATE INDEX signin_flows_created ON signin_flows (created_at)
+    """)
