@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import anyio
+
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -57,6 +59,8 @@ class FakeAuthServer:
     device_expires_in: int = 900
     device_interval: float = 5.0
     issue_client: str | None = None  # a client id the callback carries (a provider that registers one)
+    renewed_expires_in: int | None = None  # what a refresh's tokens last (None: expires_in)
+    hold_refresh: float = 0.0  # the first refresh is answered after this long, or when a second arrives
     calls: Counter[str] = field(default_factory=Counter)
     grants: dict[str, Grant] = field(default_factory=dict)
     refresh_tokens: dict[str, str] = field(default_factory=dict)  # refresh token -> client id
@@ -104,13 +108,23 @@ class FakeAuthServer:
         self.grants[code] = Grant(client_id, redirect, challenge)
         return code
 
-    def _tokens(self, client_id: str) -> dict[str, Any]:
+    def _tokens(self, client_id: str, expires_in: int | None = None) -> dict[str, Any]:
         n = next(self._n)
         access, refresh = f"at-{n}-{'x' * 24}", f"rt-{n}-{'y' * 24}"
         self.refresh_tokens[refresh] = client_id
         self.issued.append(access)
         return {"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
-                "expires_in": self.expires_in, "scope": "inference-api"}
+                "expires_in": expires_in or self.expires_in, "scope": "inference-api"}
+
+    async def _held(self) -> None:
+        """The first refresh waits ``hold_refresh`` seconds, or until a second refresh arrives: a
+        second sender has that long to show itself."""
+        if self.calls["token:refresh_token"] == 1 and self.hold_refresh:
+            self._second = anyio.Event()
+            with anyio.move_on_after(self.hold_refresh):
+                await self._second.wait()
+        elif getattr(self, "_second", None) is not None:
+            self._second.set()
 
     # ---- RFC 6749 + 7636 -------------------------------------------------------------------------
 
@@ -145,10 +159,11 @@ class FakeAuthServer:
             return JSONResponse(self._tokens(grant.client_id))
         if grant_type == "refresh_token":
             token = data.get("refresh_token", "")
+            await self._held()
             if self.refuse_refresh or token not in self.refresh_tokens or token in self.revoked:
                 return self._error("invalid_grant")
             client = self.refresh_tokens.pop(token)  # rotated: the old one works once
-            return JSONResponse(self._tokens(client))
+            return JSONResponse(self._tokens(client, self.renewed_expires_in))
         if grant_type == "urn:ietf:params:oauth:grant-type:device_code":
             if data.get("device_code") != "dev-code-1" or data.get("client_id") != self.client_id:
                 return self._error("invalid_grant")
