@@ -229,6 +229,10 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/connect/signins", GET, ADMIN + "connect:list_signins", "admin", "openai"),
     Entry("/api/connect/signout", POST, ADMIN + "connect:sign_out", "admin", "openai"),
     Entry("/connect/callback", GET, ADMIN + "connect:callback", "open", "openai"),
+    # hubs (upstream/hubs): their upstreams, keeping the bench in step, adding a model through them
+    Entry("/api/hub/upstreams", GET, ADMIN + "hubs:get_upstreams", "admin", "openai"),
+    Entry("/api/hub/sync", POST, ADMIN + "hubs:post_sync", "admin", "openai"),
+    Entry("/api/hub/register", POST, ADMIN + "hubs:post_register", "admin", "openai"),
     # the dashboard's files: open, as the login page needs its stylesheet
     Entry("/static/{rest:path}", GET, WEB + "site:static", "open", "page"),
 )

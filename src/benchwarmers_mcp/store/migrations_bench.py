@@ -149,3 +149,29 @@ async def signins_001_tables(tx: Transaction) -> None:
         CREATE UNIQUE INDEX signin_flows_state ON signin_flows (state_hash);
         CREATE INDEX signin_flows_created ON signin_flows (created_at)
     """)
+
+
+@migration
+async def hubs_001_tables(tx: Transaction) -> None:
+    """Hubs (``store/hubs.py``): which hub an endpoint is (and its admin key's *name*), the
+    endpoints made for a hub's upstream connections, and the hub's last listing of the upstream
+    behind each model it serves (so a model's limits are its real upstream's, and a prefix the hub
+    renames is followed rather than retired)."""
+    await script(tx, """
+        CREATE TABLE hub_endpoints (
+            endpoint TEXT PRIMARY KEY,
+            hub TEXT NOT NULL,
+            admin_key TEXT,
+            parent TEXT,
+            upstream TEXT
+        );
+        CREATE INDEX hub_endpoints_parent ON hub_endpoints (parent);
+        CREATE TABLE hub_models (
+            endpoint TEXT NOT NULL,
+            served TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            upstream_model TEXT NOT NULL,
+            seen_at REAL NOT NULL,
+            PRIMARY KEY (endpoint, served)
+        )
+    """)
