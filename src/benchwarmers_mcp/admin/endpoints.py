@@ -251,7 +251,7 @@ async def remove_endpoint(request: Request) -> Response:
                          admin_key_name(endpoint.key_name): None})
         key_removed = True
     return ok({"removed": body.name, "retired": [m.alias for m in active], "key_removed": key_removed,
-               "removed_routes": routes})
+               **({"removed_routes": routes} if routes else {})})
 
 
 @admin

@@ -26,6 +26,7 @@ from benchwarmers_mcp.cli import (
     cmd_catalog,
     cmd_connect,
     cmd_health,
+    cmd_hubs,
     cmd_models,
     cmd_ratings,
     cmd_suite,
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd_suite.register(b, sub)
     cmd_ratings.register(b, sub)
     cmd_health.add(b, sub)
+    cmd_hubs.register(b, sub)
     return top
 
 
@@ -254,6 +256,8 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
     add.add_argument("--api", help="chat (default), responses, anthropic, gemini or ollama")
     add.add_argument("--kind", help="provider (default), aggregator, hub or local")
     add.add_argument("--key-name", help="the key store name for its key (default: the endpoint's name)")
+    add.add_argument("--hub", choices=("litellm", "openwebui", "cliproxy"),
+                     help="it is a hub of this kind (its admin key: bench endpoint key NAME --admin)")
     keys = add.add_mutually_exclusive_group()
     keys.add_argument("--key-stdin", action="store_true", help="read the key from stdin (never an argument)")
     keys.add_argument("--no-key", action="store_true", help="do not ask for a key (local endpoints)")
@@ -262,6 +266,7 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
         "bench endpoint key openrouter", "pass show openrouter | bench endpoint key openrouter --key-stdin"],
         args=("name",))
     key.add_argument("--key-stdin", action="store_true", help="read the key from stdin")
+    key.add_argument("--admin", action="store_true", help="a hub's admin key (its master or management key)")
     refuse_key_argument(key)
     b.command(esub, "test", cmd_models.endpoint_test, "call the endpoint's model listing with its key",
               ["bench endpoint test openrouter"], args=("name",))
