@@ -193,7 +193,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             keys = KeyStore(settings.config_dir, settings.env_keys)
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            caller = ModelCaller(db, keys, http, transport=transport)  # model calls go to it directly
+            caller = ModelCaller(db, keys, http, transport=transport, calls_by=settings.client)  # calls go to it directly
             ctx = Context(settings, db, keys, http, caller, tg, route_tuning=route_tuning,
                           events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx

@@ -233,6 +233,11 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/hub/upstreams", GET, ADMIN + "hubs:get_upstreams", "admin", "openai"),
     Entry("/api/hub/sync", POST, ADMIN + "hubs:post_sync", "admin", "openai"),
     Entry("/api/hub/register", POST, ADMIN + "hubs:post_register", "admin", "openai"),
+    # who calls upstreams (the built-in client or llm's), and free models that work only in their own app
+    Entry("/api/client", GET, ADMIN + "provider_settings:get_client", "admin", "openai"),
+    Entry("/api/client", POST, ADMIN + "provider_settings:post_client", "admin", "openai"),
+    Entry("/api/own-app-free", GET, ADMIN + "provider_settings:get_own_app", "admin", "openai"),
+    Entry("/api/own-app-free", POST, ADMIN + "provider_settings:post_own_app", "admin", "openai"),
     # the dashboard's files: open, as the login page needs its stylesheet
     Entry("/static/{rest:path}", GET, WEB + "site:static", "open", "page"),
 )

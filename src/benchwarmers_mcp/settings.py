@@ -136,7 +136,6 @@ class Settings:
     # BENCH_CONNECT_<PRESET>_<FIELD>: a sign-in preset's addresses or client id (upstream/connect/presets.py)
     connect_env: Mapping[str, str] = field(default_factory=dict)
     client: str = "builtin"  # BENCH_CLIENT: who calls upstreams unless Settings chose (builtin or llm)
-    llm_user_path: Path | None = None  # LLM_USER_PATH: the llm CLI's folder (its keys.json), for the llm client
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
@@ -173,7 +172,6 @@ class Settings:
                                for name in ("http_proxy", "https_proxy", "all_proxy")),
             connect_env={k: v for k, v in env.items() if k.startswith("BENCH_CONNECT_")},
             client=(env.get("BENCH_CLIENT") or "builtin").strip().lower(),
-            llm_user_path=Path(env["LLM_USER_PATH"]).expanduser() if env.get("LLM_USER_PATH") else None,
         )
         if settings.client not in ("builtin", "llm"):
             read.problems.append(f"BENCH_CLIENT must be builtin or llm, not {settings.client[:40]!r}")

@@ -35,6 +35,7 @@ from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import onboarding as onboarding_store
+from benchwarmers_mcp.store import own_app
 from benchwarmers_mcp.upstream.listing import Listing
 
 MAX_ROWS = 5000
@@ -93,7 +94,8 @@ async def discover_rows(request: Request) -> Response:
     catalog = await ensure_current(ctx)
     await note_seen(ctx, catalog)
     chosen = discover.rows(catalog, await endpoint_store.list_all(ctx.db), await fact_store.matched_entries(ctx.db),
-                           await catalog_store.first_seen(ctx.db), time.time(), filters)
+                           await catalog_store.first_seen(ctx.db), time.time(), filters,
+                           await own_app.providers(ctx.db))
     return ok({"rows": chosen[offset:offset + limit], "total": len(chosen), "offset": offset, "limit": limit,
                "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen)})
 

@@ -28,6 +28,7 @@ from benchwarmers_mcp.cli import (
     cmd_health,
     cmd_hubs,
     cmd_models,
+    cmd_providers,
     cmd_ratings,
     cmd_suite,
 )
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd_ratings.register(b, sub)
     cmd_health.add(b, sub)
     cmd_hubs.register(b, sub)
+    cmd_providers.register(b, sub)
     return top
 
 

@@ -1,0 +1,99 @@
+"""Two provider settings over the admin API, for the Settings page and ``bench client`` /
+``bench own-app``.
+
+``GET /api/client`` ``{"client", "chosen", "default", "choices", "llm_installed", "differences"}``:
+who calls upstreams (``builtin`` or ``llm``: ``providers/llm_client.py``), the choice made here (or
+null), the environment's default (``BENCH_CLIENT``), and what the built-in client does that the
+llm one cannot (``differences``, the sentences Settings shows). ``POST /api/client``
+``{"client": "builtin" | "llm" | null}`` (null: back to the default); llm is refused until it is
+installed.
+
+``GET /api/own-app-free`` ``{"providers": [...]}``: the providers whose free models work only in
+their own app (``catalog/own_app.py``): kept off panels and out of Discover's free list, with the
+models kept off now. ``POST /api/own-app-free`` ``{"provider", "own_app_only": bool}``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import Response
+
+from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok
+from benchwarmers_mcp.catalog.own_app import kept_off
+from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.store import clients, names, own_app
+
+DIFFERENCES = (
+    "Pacing by the provider's own rate limits: the built-in client reads each answer's rate-limit headers and "
+    "429 bodies, so it learns the provider's windows and rests a model exactly as long as the provider says; "
+    "through llm those are not seen (your limits and those learned from error text still hold, and a 429 rests "
+    "the model for the default time).",
+    "The ledger's full record: calls through llm are still counted in the ledger by the bench, but with the "
+    "tokens llm reports and without the provider's quota records (Quotas shows no reported windows for them).",
+    "One guarded outbound client: the built-in client never follows a redirect (a key never reaches another "
+    "host) and shares one connection pool; llm's client is its own (the openai SDK's for OpenAI-compatible "
+    "endpoints), with its own redirect and proxy behaviour.",
+    "Every API the bench speaks: through llm, chat and responses endpoints use llm's OpenAI plugin at their "
+    "base URL, and any other API needs the llm plugin that serves it (llm install llm-anthropic, ...).",
+)
+
+
+class ClientIn(Strict):
+    client: str | None
+
+
+class OwnAppIn(Strict):
+    provider: str = Field(min_length=1, max_length=64)
+    own_app_only: bool
+
+
+def llm_installed() -> bool:
+    return importlib.util.find_spec("llm") is not None
+
+
+async def _client_view(request: Request) -> dict[str, object]:
+    ctx = ctx_of(request)
+    chosen = await clients.chosen(ctx.db)
+    return {"client": chosen or ctx.settings.client, "chosen": chosen, "default": ctx.settings.client,
+            "choices": list(clients.CLIENTS), "llm_installed": llm_installed(), "differences": list(DIFFERENCES)}
+
+
+@admin
+async def get_client(request: Request) -> Response:
+    return ok(await _client_view(request))
+
+
+@admin
+async def post_client(request: Request) -> Response:
+    ctx = ctx_of(request)
+    body = await body_as(request, ClientIn, "client choice")
+    if body.client == "llm" and not llm_installed():
+        raise BadRequest("the llm client is not installed here: pip install 'benchwarmers[llm]' (and the llm "
+                         "plugins your endpoints need), then choose it")
+    await clients.choose(ctx.db, body.client)
+    return ok(await _client_view(request))
+
+
+async def _own_app_view(request: Request) -> dict[str, object]:
+    ctx = ctx_of(request)
+    return {"providers": sorted(await own_app.providers(ctx.db)), "kept_off": await kept_off(ctx.db)}
+
+
+@admin
+async def get_own_app(request: Request) -> Response:
+    return ok(await _own_app_view(request))
+
+
+@admin
+async def post_own_app(request: Request) -> Response:
+    ctx = ctx_of(request)
+    body = await body_as(request, OwnAppIn, "own-app switch")
+    provider = body.provider.strip().lower()
+    if not names.fits(provider, names.ALIAS):
+        raise BadRequest(f"{body.provider!r} is not a provider id: use the catalog's (bench discover lists them, "
+                         "e.g. openrouter)")
+    await own_app.switch(ctx.db, provider, body.own_app_only)
+    return ok(await _own_app_view(request))
