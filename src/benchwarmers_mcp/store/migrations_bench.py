@@ -111,6 +111,18 @@ async def verdicts_002_scope(tx: Transaction) -> None:
 
 
 @migration
+async def limits_002_inflight_owners(tx: Transaction) -> None:
+    """An in-flight entry names the process that admitted it (``host``, ``pid``), so the next start
+    can tell an entry a crash left from a live process's; a ledger row can say its tokens are unknown
+    (``tokens_unknown``: a call booked after its process died) and which entry it was booked from
+    (``ticket``), so a call that settles after all replaces its booking (``store/limits.py``)."""
+    await script(tx, "ALTER TABLE inflight ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+                     " ALTER TABLE inflight ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
+                     " ALTER TABLE usage ADD COLUMN tokens_unknown INTEGER NOT NULL DEFAULT 0;"
+                     " ALTER TABLE usage ADD COLUMN ticket INTEGER")
+
+
+@migration
 async def signins_001_tables(tx: Transaction) -> None:
     """Sign-ins with a provider (``store/signins.py``): one row per signed-in endpoint (its preset,
     flow and client id, when its token expires and was renewed, whether it ended), and one per
