@@ -27,6 +27,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 
 from benchwarmers_mcp.errors import ProviderError, UpstreamFailure, UpstreamTimeout
@@ -68,8 +69,12 @@ def _bounded(cls: Any, timeout: float) -> Any:
     caller retries, within the call's deadline) and with the call's time left as its timeout."""
 
     class Bounded(cls):  # type: ignore[misc]
+        made: list[Any]  # the SDK clients made for this call: closed when it ends (llm leaves them open)
+
         def get_client(self, key: Any, *, async_: bool = False) -> Any:
-            return super().get_client(key, async_=async_).with_options(max_retries=0, timeout=timeout)
+            client = super().get_client(key, async_=async_).with_options(max_retries=0, timeout=timeout)
+            self.made = [*getattr(self, "made", []), client]
+            return client
 
     return Bounded
 
@@ -166,8 +171,7 @@ class LlmClient:
     def __init__(self, connection: Connection) -> None:
         self.conn = connection
 
-    def _response(self, request: ModelRequest, stream: bool) -> Any:
-        model = _map_model(self.conn, request.model)
+    def _response(self, model: Any, request: ModelRequest, stream: bool) -> Any:
         options = {k: v for k, v in request.options.items() if k in OPTIONS and v is not None}
         return model.prompt(None, messages=_map_messages(request), system=request.system, tools=_map_tools(request),
                             stream=stream, **options)
@@ -179,8 +183,10 @@ class LlmClient:
         return builder.answer()
 
     async def stream(self, request: ModelRequest, whole: bool = False) -> AsyncIterator[StreamEvent]:
+        model = None
         try:
-            response = self._response(request, stream=not whole)
+            model = _map_model(self.conn, request.model)
+            response = self._response(model, request, stream=not whole)
             calls: dict[str, int] = {}
             async for event in response.astream_events():
                 kind, chunk = getattr(event, "type", "text"), getattr(event, "chunk", "") or ""
@@ -198,6 +204,10 @@ class LlmClient:
             usage = await response.usage()
         except Exception as e:  # the one boundary where llm's exceptions become ours
             raise _map_error(e) from e
+        finally:
+            for client in getattr(model, "made", ()):
+                with anyio.CancelScope(shield=True):
+                    await client.close()
         yield Finish("tool_calls" if calls else "stop",
                      Usage(int(usage.input or 0), int(usage.output or 0)))
 
