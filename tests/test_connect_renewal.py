@@ -110,7 +110,8 @@ async def test_a_refused_refresh_is_one_alert_and_no_upstream_call(home: Path, d
         actions = health_alerts.describe(alert)["actions"]
         assert actions[0] == {"label": "Sign in again", "method": "POST", "path": "/api/connect/start",
                               "body": {"preset": "huggingface", "endpoint": "huggingface", "flow": "oauth"},
-                              "cli": "bench endpoint connect huggingface", "asks": []}
+                              "cli": "bench endpoint connect huggingface", "asks": [],
+                              "page": "/endpoints?reconnect=huggingface#signin-huggingface"}
         model = await model_store.get(ctx.db, "llama")
         for _ in range(3):
             with pytest.raises(AuthOrBilling, match="not sent: connection huggingface is paused .* sign-in ended"):

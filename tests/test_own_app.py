@@ -58,7 +58,7 @@ def test_the_switch_over_the_admin_api_and_discovers_free_list(api: httpx.Client
         assert reply.status_code == 200, reply.text
         return reply.json()["rows"]
 
-    assert api.get("/api/own-app-free").json() == {"providers": [], "kept_off": {}}
+    assert api.get("/api/own-app-free").json() == {"providers": [], "kept_off": {}, "connected": []}
     openrouter_free = free_rows(provider="openrouter")
     assert openrouter_free and all(r["free"] and not r["own_app_only"] for r in openrouter_free)
     others = [r for r in free_rows() if r["provider"] != "openrouter"]

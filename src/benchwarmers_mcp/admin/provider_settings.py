@@ -8,9 +8,10 @@ llm one cannot (``differences``, the sentences Settings shows). ``POST /api/clie
 ``{"client": "builtin" | "llm" | null}`` (null: back to the default); llm is refused until it is
 installed.
 
-``GET /api/own-app-free`` ``{"providers": [...]}``: the providers whose free models work only in
-their own app (``catalog/own_app.py``): kept off panels and out of Discover's free list, with the
-models kept off now. ``POST /api/own-app-free`` ``{"provider", "own_app_only": bool}``.
+``GET /api/own-app-free`` ``{"providers": [...], "kept_off": {alias: why}, "connected": [...]}``:
+the providers whose free models work only in their own app (``catalog/own_app.py``): kept off
+panels and out of Discover's free list, with the models kept off now, and each catalog provider
+this bench's endpoints reach (``{"id", "name", "own_app_only"}``). ``POST /api/own-app-free`` ``{"provider", "own_app_only": bool}``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok
+from benchwarmers_mcp.catalog.data import current
 from benchwarmers_mcp.catalog.own_app import kept_off
+from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import clients, names, own_app
+from benchwarmers_mcp.store import endpoints as endpoint_store
 
 DIFFERENCES = (
     "Pacing by the provider's own rate limits: the built-in client reads each answer's rate-limit headers and "
@@ -54,8 +58,8 @@ def llm_installed() -> bool:
     return importlib.util.find_spec("llm") is not None
 
 
-async def _client_view(request: Request) -> dict[str, object]:
-    ctx = ctx_of(request)
+async def client_view(ctx: Context) -> dict[str, object]:
+    """``GET /api/client``'s reply (the Settings page shows the same)."""
     chosen = await clients.chosen(ctx.db)
     return {"client": chosen or ctx.settings.client, "chosen": chosen, "default": ctx.settings.client,
             "choices": list(clients.CLIENTS), "llm_installed": llm_installed(), "differences": list(DIFFERENCES)}
@@ -63,7 +67,7 @@ async def _client_view(request: Request) -> dict[str, object]:
 
 @admin
 async def get_client(request: Request) -> Response:
-    return ok(await _client_view(request))
+    return ok(await client_view(ctx_of(request)))
 
 
 @admin
@@ -74,17 +78,24 @@ async def post_client(request: Request) -> Response:
         raise BadRequest("the llm client is not installed here: pip install 'benchwarmers[llm]' (and the llm "
                          "plugins your endpoints need), then choose it")
     await clients.choose(ctx.db, body.client)
-    return ok(await _client_view(request))
+    return ok(await client_view(ctx))
 
 
-async def _own_app_view(request: Request) -> dict[str, object]:
-    ctx = ctx_of(request)
-    return {"providers": sorted(await own_app.providers(ctx.db)), "kept_off": await kept_off(ctx.db)}
+async def own_app_view(ctx: Context) -> dict[str, object]:
+    """``GET /api/own-app-free``'s reply: the providers switched on, the models kept off now, and
+    the catalog providers of this bench's endpoints (the ones Settings offers a switch for)."""
+    switched = await own_app.providers(ctx.db)
+    catalog = await current(ctx.db)
+    mine = {p for p in (catalog.provider_for(e.base_url) for e in await endpoint_store.list_all(ctx.db)
+                        if not e.simulated) if p}
+    return {"providers": sorted(switched), "kept_off": await kept_off(ctx.db),
+            "connected": [{"id": p, "name": catalog.provider_name(p), "own_app_only": p in switched}
+                          for p in sorted(mine | switched)]}
 
 
 @admin
 async def get_own_app(request: Request) -> Response:
-    return ok(await _own_app_view(request))
+    return ok(await own_app_view(ctx_of(request)))
 
 
 @admin
@@ -96,4 +107,4 @@ async def post_own_app(request: Request) -> Response:
         raise BadRequest(f"{body.provider!r} is not a provider id: use the catalog's (bench discover lists them, "
                          "e.g. openrouter)")
     await own_app.switch(ctx.db, provider, body.own_app_only)
-    return ok(await _own_app_view(request))
+    return ok(await own_app_view(ctx))
