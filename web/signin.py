@@ -49,7 +49,7 @@ async def choices(view: View) -> dict[str, Any]:
         for row in rows:
             if row["id"] == again["preset"]:
                 row["endpoint"] = view.arg("reconnect")[:64]
-    return {"presets": rows, "signins": signed, "signin_outcome": outcome}
+    return {"presets": rows, "signins": signed, "signin_result": outcome}
 
 
 __all__ = ["buttons", "choices"]
