@@ -4,7 +4,9 @@ browser going to the provider and back); the Endpoints page signs in to Hugging 
 and to GitHub Models (device: the code shown, the page waiting until it is entered); a callback
 with a state nobody sent is refused; a renewal the provider refuses is one "sign in again" alert
 whose button signs that endpoint in again and clears it. Tokens end in the keys file, never on a
-page. No console error, and no request to any host but the server and the fake provider."""
+page. No console error, and no request to any host but the server and the fake provider. Then
+Settings: the llm client chosen and what it cannot do said (item 5), and a provider's free models
+kept to its own app (item 6)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,11 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import signins as signin_store
+from benchwarmers_mcp.store.endpoints import Endpoint
+from benchwarmers_mcp.store.models import ModelRecord
 from tests.fakes.auth_server import FakeAuthServer
 from tests.fakes.openai_upstream import FakeUpstream
 from tests.kits.browser import Watch, shot
@@ -123,3 +129,47 @@ def test_sign_in_with_each_flow_from_the_dashboard(browser: Browser, home: Path,
 @pytest.fixture
 def fake() -> FakeUpstream:
     return FakeUpstream(served=["alpha"])
+
+
+def test_settings_chooses_the_client_and_keeps_own_app_free_models_off(browser: Browser, home: Path) -> None:
+    """Items 5 and 6 on Settings: the llm client chosen (and what it cannot do said), then back to
+    the default; a provider's free models switched to its own app only, kept off panels."""
+    async def seed(db) -> None:  # an endpoint on OpenRouter's address, never called here
+        await endpoint_store.add(db, Endpoint("or", "https://openrouter.ai/api/v1", key_name="or"))
+        await model_store.register(db, ModelRecord("llama-free", "meta-llama/llama-3.3-70b-instruct:free", "or",
+                                                   "llama"))
+        await model_store.register(db, ModelRecord("mini", "openai/gpt-4o-mini", "or", "gpt"))
+
+    home.mkdir(parents=True, exist_ok=True)
+    in_store(home, seed)
+    with spawn_server(home) as base, httpx.Client(base_url=base, timeout=60) as api:
+        context = browser.new_context(base_url=base)
+        context.set_default_timeout(WAIT)
+        page = context.new_page()
+        watch = Watch(page)
+        page.goto("/settings")
+        region = page.locator("#client-region")
+        expect(region.locator("[data-client-differences] li").first).to_contain_text("rate-limit headers")
+        expect(region).to_contain_text("ledger")
+        region.get_by_label("The llm CLI's Python API and plugins").check()
+        region.get_by_role("button", name="Save client").click()
+        expect(region.get_by_role("button", name="Back to the default (builtin)")).to_be_visible()
+        assert api.get("/api/client").json()["chosen"] == "llm"
+        region.get_by_role("button", name="Back to the default (builtin)").click()
+        expect(region.get_by_role("button", name="Back to the default (builtin)")).to_have_count(0)
+        assert api.get("/api/client").json()["chosen"] is None
+
+        own = page.locator("#own-app-region")
+        row = own.locator("tr[data-provider='openrouter']")
+        expect(row).to_contain_text("used like any model")
+        row.get_by_role("button", name=re.compile("free models work only in its own app")).click()
+        expect(row).to_contain_text("own app only")
+        expect(own).to_contain_text("Kept off panels now: llama-free")
+        shot(page, "settings-providers")
+        assert api.get("/api/own-app-free").json()["providers"] == ["openrouter"]
+        row.get_by_role("button", name=re.compile("free models again")).click()
+        expect(row).to_contain_text("used like any model")
+        assert api.get("/api/own-app-free").json()["providers"] == []
+        assert watch.errors == []
+        assert watch.hosts() == {urlsplit(base).netloc}
+        context.close()
