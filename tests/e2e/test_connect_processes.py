@@ -37,7 +37,7 @@ def test_a_token_is_renewed_by_exactly_one_of_two_servers(home: Path) -> None:
             started = httpx.post(one + "/api/connect/start", json={"preset": "huggingface", "client_id": "hf-app"},
                                  timeout=30).json()
             page = httpx.get(started["authorize_url"], follow_redirects=True, timeout=30)
-            assert page.url.path == "/endpoints"
+            assert page.url.path == "/connect/callback" and "url=/endpoints?signin=" in page.text
             # 60 s left is inside the five minutes before expiry: both servers find it due at once
             renewed = wait_for("the renewal", lambda: next(
                 (s for s in httpx.get(two + "/api/connect/signins", timeout=30).json()["signins"]

@@ -173,3 +173,29 @@ def test_settings_chooses_the_client_and_keeps_own_app_free_models_off(browser: 
         assert watch.errors == []
         assert watch.hosts() == {urlsplit(base).netloc}
         context.close()
+
+
+def test_a_signed_in_session_comes_back_from_another_sites_provider_still_logged_in(
+        browser: Browser, home: Path, upstream: str) -> None:
+    """With an admin token, the login cookie is SameSite=Strict: a redirect chain that began on the
+    provider's site (``localhost`` here, another site than ``127.0.0.1``) would arrive without it,
+    on the login page. The callback's page goes on by itself, same-site, so it arrives logged in."""
+    token = "a-long-enough-admin-token-for-tests"
+    auth = FakeAuthServer(client_id="bench-app", consent=True)
+    with serve_in_thread(auth.app()) as served:
+        provider = served.replace("127.0.0.1", "localhost")
+        env = auth.env(provider, "huggingface", BENCH_CONNECT_HUGGINGFACE_BASE_URL=upstream,
+                       BENCH_CONNECT_HUGGINGFACE_CLIENT_ID="bench-app")
+        with spawn_server(home, BENCHWARMERS_ADMIN_TOKEN=token, **env) as base:
+            context = browser.new_context(base_url=base)
+            context.set_default_timeout(WAIT)
+            page = context.new_page()
+            page.goto("/endpoints")
+            page.get_by_label("Admin token").fill(token)
+            page.get_by_role("button", name="Log in").click()
+            page.get_by_role("button", name="Sign in with Hugging Face", exact=True).click()
+            page.get_by_role("link", name="Allow").click()  # on the provider's page: its site starts the way back
+            page.wait_for_url(re.compile(r"/endpoints\?signin="))
+            expect(page.locator("[data-signin-outcome]")).to_contain_text("Signed in with Hugging Face")
+            assert auth.calls["authorize"] == 1 and auth.calls["token:authorization_code"] == 1
+            context.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import itertools
 import json
 import threading
@@ -26,7 +27,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 
@@ -60,6 +61,7 @@ class FakeAuthServer:
     issue_client: str | None = None  # a client id the callback carries (a provider that registers one)
     renewed_expires_in: int | None = None  # what a refresh's tokens last (None: expires_in)
     hold_refresh: float = 0.0  # the first refresh is answered after this long, or when a second arrives
+    consent: bool = False  # /authorize shows an "Allow" link (as a provider's page does) rather than redirecting
     calls: Counter[str] = field(default_factory=Counter)
     grants: dict[str, Grant] = field(default_factory=dict)
     refresh_tokens: dict[str, str] = field(default_factory=dict)  # refresh token -> client id
@@ -141,6 +143,9 @@ class FakeAuthServer:
         params = {"code": code, "state": state, **({"client_id": self.issue_client} if self.issue_client else {})}
         if self.issue_client:
             self.grants[code].client_id = self.issue_client
+        if self.consent:  # the user allows it on the provider's own page: the way back starts on its site
+            back = html.escape(with_query(redirect, params), quote=True)
+            return HTMLResponse(f"<!doctype html><title>Allow?</title><a href='{back}'>Allow</a>")
         return RedirectResponse(with_query(redirect, params), 302)
 
     async def token(self, request: Request) -> Response:

@@ -8,7 +8,7 @@ replace them; ``callback`` is this server's return address for browser flows.
 ``POST /api/connect/start`` ``{"preset", "flow"?, "endpoint"?, "client_id"?}``: begin a sign-in
 (201). The reply's ``flow`` has its ``id`` and ``status``; a ``key`` or ``oauth`` flow adds
 ``authorize_url`` (open it in the browser: the provider sends it back to ``/connect/callback`` on
-this server, which finishes the flow and redirects to ``/endpoints?signin=<id>``); a ``device`` flow
+this server, which finishes the flow and goes on to ``/endpoints?signin=<id>``); a ``device`` flow
 has ``user_code`` and ``verification_uri`` (type the code there, on any device) and finishes by
 itself; ``local`` is finished at once, with the ``models`` the runtime lists.
 
@@ -23,8 +23,10 @@ a new sign-in. No reply ever holds a token.
 
 ``GET /connect/callback`` (open: the provider's redirect arrives without the login cookie, which is
 ``SameSite=Strict``; its state, 43 random characters kept only as a SHA-256, is the credential):
-finishes the flow it names once, then 303 to ``/endpoints?signin=<id>``; a state no flow here sent
-is a small page of its own saying so (400).
+finishes the flow it names once, then a small page of this server that goes on to
+``/endpoints?signin=<id>`` by itself (a meta refresh: the login cookie is ``SameSite=Strict``, and a
+redirect chain that began on the provider's site would go without it); a state no flow here sent is
+a small page of its own saying so (400).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 
 from pydantic import Field
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok
 from benchwarmers_mcp.context import Context
@@ -164,7 +166,19 @@ async def callback(request: Request) -> Response:
         log.exception("a sign-in's callback failed")
         return _page("Sign-in not finished", "an internal error; the server log has the details", 500)
     assert record is not None
-    return RedirectResponse(f"/endpoints?signin={record.id}", status_code=303, headers={"Cache-Control": "no-store"})
+    return _onwards(f"/endpoints?signin={record.id}")
+
+
+def _onwards(target: str) -> HTMLResponse:
+    """A page of this server that goes on to ``target`` by itself (a meta refresh), not a redirect:
+    the provider's redirect began on another site, and a browser sends no ``SameSite=Strict`` login
+    cookie along a redirect chain that began there, so a 303 would land on the login page. A
+    navigation this page starts is same-site, and the cookie goes with it."""
+    where = html.escape(target, quote=True)
+    body = (f"<!doctype html><html lang=en><head><meta charset=utf-8><meta http-equiv=refresh content='0;url={where}'>"
+            f"<title>Signed in</title></head><body style='font-family:sans-serif;max-width:40em;margin:3em auto'>"
+            f"<p>Back to <a href='{where}'>Endpoints</a>…</p></body></html>")
+    return HTMLResponse(body, headers=PAGE_HEADERS)
 
 
 __all__ = ["callback", "cancel", "get_flow", "get_presets", "list_signins", "sign_out", "start"]
