@@ -31,10 +31,9 @@ from benchwarmers_mcp.store import clients, names, own_app
 from benchwarmers_mcp.store import endpoints as endpoint_store
 
 DIFFERENCES = (
-    "Pacing by the provider's own rate limits: the built-in client reads each answer's rate-limit headers and "
-    "429 bodies, so it learns the provider's windows and rests a model exactly as long as the provider says; "
-    "through llm those are not seen (your limits and those learned from error text still hold, and a 429 rests "
-    "the model for the default time).",
+    "Pacing by the provider's own rate limits: the built-in client reads every answer's rate-limit headers, so "
+    "it learns the provider's windows and paces calls before a 429; through llm those headers are not seen, so "
+    "no window is learned (your limits still hold, and a 429's stated wait still rests the model).",
     "The ledger's full record: calls through llm are still counted in the ledger by the bench, but with the "
     "tokens llm reports and without the provider's quota records (Quotas shows no reported windows for them).",
     "One guarded outbound client: the built-in client never follows a redirect (a key never reaches another "

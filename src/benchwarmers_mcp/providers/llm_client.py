@@ -6,8 +6,8 @@ user's and learned limits, counted in flight, settled in the ledger, masked, bou
 deadline and retried as every call is. What changes is who speaks to the upstream: llm's model
 classes, over their own HTTP client (the openai SDK's, for OpenAI-compatible endpoints), so
 
-- the upstream's rate-limit headers and 429 bodies are not seen: no provider windows are learned,
-  and a 429 rests the model for the default time, not the one it stated;
+- the rate-limit headers of the upstream's answers are not seen: no provider windows are learned
+  (an error's status, headers and body are: a 429's stated wait still rests the model);
 - the shared outbound client is not used: no connection pool shared with the rest of the bench, no
   prepared-bytes path, and proxies are whatever llm's client reads from the environment;
 - errors arrive as llm's and the SDK's exceptions, mapped here by their status where they carry one;
