@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from benchwarmers_mcp.access.policy import describe
-from benchwarmers_mcp.admin.provider_settings import client_view, own_app_view
+from benchwarmers_mcp.catalog.own_app import overview
+from benchwarmers_mcp.providers.llm_client import client_view
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import keys as key_store
 from benchwarmers_mcp.store import ratings as rating_store
@@ -48,7 +49,7 @@ async def load(view: View) -> dict[str, Any]:
             "gateway": await collection_store.gateway_settings(db),
             "learning": await rating_store.learning_settings(db),
             "access": describe(s), "endpoints": await endpoint_rows(view.ctx), "scheduler": await scheduler(view),
-            "client": await client_view(view.ctx), "own_app": await own_app_view(view.ctx),
+            "client": await client_view(db, s.client), "own_app": await overview(db),
             "server": {"data folder": str(s.home), "config folder": str(s.config_dir),
                        "seat timeout": f"{s.seat_timeout:g} s", "keep-alive": f"{s.keepalive:g} s",
                        "largest request": f"{s.max_body:,} bytes"}}

@@ -44,4 +44,17 @@ async def kept_off(db: Database) -> dict[str, str]:
     return out
 
 
-__all__ = ["kept_off", "why"]
+async def overview(db: Database) -> dict[str, object]:
+    """``GET /api/own-app-free``'s reply (Settings shows the same): the providers switched on, the
+    models kept off now, and the catalog providers this bench's endpoints reach (those Settings
+    offers a switch for)."""
+    switched = await own_app.providers(db)
+    catalog = await current(db)
+    mine = {p for p in (catalog.provider_for(e.base_url) for e in await endpoint_store.list_all(db)
+                        if not e.simulated) if p}
+    return {"providers": sorted(switched), "kept_off": await kept_off(db),
+            "connected": [{"id": p, "name": catalog.provider_name(p), "own_app_only": p in switched}
+                          for p in sorted(mine | switched)]}
+
+
+__all__ = ["kept_off", "overview", "why"]

@@ -23,6 +23,7 @@ it has one; else llm's own ``keys.json`` (``LLM_USER_PATH``) under the endpoint'
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -48,6 +49,34 @@ from benchwarmers_mcp.messages import (
     Usage,
 )
 from benchwarmers_mcp.providers.base import Connection, error_for_status
+from benchwarmers_mcp.store import Database, clients
+
+DIFFERENCES = (
+    "Pacing by the provider's own rate limits: the built-in client reads every answer's rate-limit headers, so "
+    "it learns the provider's windows and paces calls before a 429; through llm those headers are not seen, so "
+    "no window is learned (your limits still hold, and a 429's stated wait still rests the model).",
+    "The ledger's full record: calls through llm are still counted in the ledger by the bench, but with the "
+    "tokens llm reports and without the provider's quota records (Quotas shows no reported windows for them).",
+    "One guarded outbound client: the built-in client never follows a redirect (a key never reaches another "
+    "host) and shares one connection pool; llm's client is its own (the openai SDK's for OpenAI-compatible "
+    "endpoints), with its own redirect and proxy behaviour.",
+    "Every API the bench speaks: through llm, chat and responses endpoints use llm's OpenAI plugin at their "
+    "base URL, and any other API needs the llm plugin that serves it (llm install llm-anthropic, ...).",
+)
+
+
+def llm_installed() -> bool:
+    return importlib.util.find_spec("llm") is not None
+
+
+async def client_view(db: Database, default: str) -> dict[str, object]:
+    """Who calls upstreams, as ``GET /api/client`` and Settings show it: the client, the choice made
+    on Settings (or None), the environment's default (``BENCH_CLIENT``), whether llm is installed,
+    and what the built-in client does that the llm one cannot (``DIFFERENCES``)."""
+    chosen = await clients.chosen(db)
+    return {"client": chosen or default, "chosen": chosen, "default": default, "choices": list(clients.CLIENTS),
+            "llm_installed": llm_installed(), "differences": list(DIFFERENCES)}
+
 
 OPTIONS = ("max_tokens", "temperature", "top_p", "seed", "stop", "frequency_penalty", "presence_penalty")
 
@@ -212,4 +241,4 @@ class LlmClient:
                      Usage(int(usage.input or 0), int(usage.output or 0)))
 
 
-__all__ = ["LlmClient", "shared_key"]
+__all__ = ["DIFFERENCES", "LlmClient", "client_view", "llm_installed", "shared_key"]
