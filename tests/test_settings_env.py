@@ -48,6 +48,7 @@ BAD: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "BENCH_LOG_FORMAT": ("xml", 2, ("text or json",)),
     "BENCH_BACKUP_DIR": (FILE, 1, ("is a file", "BENCH_BACKUP_DIR")),
     "BENCH_BACKUP_KEEP": ("-1", 2, ("a whole number",)),
+    "BENCH_CLIENT": ("litellm", 2, ("builtin or llm",)),
 }
 SECRETS = {"BENCHWARMERS_ADMIN_TOKEN", "BENCHWARMERS_DATABASE_URL", "BENCH_METRICS_TOKEN"}
 

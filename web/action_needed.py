@@ -97,6 +97,8 @@ def live_kinds() -> frozenset[str]:
 
 def button_of(action: dict[str, Any], subject: str) -> Button | None:
     """An action as ``health.alerts.actions`` gives it, as a button (a link for one a page shows)."""
+    if action.get("page"):  # an action a page takes (a sign-in, in the provider's own page): a link there
+        return Button(action["label"], href=str(action["page"]))
     page = PAGE_FOR.get(str(action["path"]).split("?", 1)[0])
     if page is not None:
         return Button(action["label"], href=page)

@@ -44,6 +44,8 @@ from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.store.folder import private_folder
 from benchwarmers_mcp.upstream.caller import ModelCaller
+from benchwarmers_mcp.upstream.connect.flows import SignIns
+from benchwarmers_mcp.upstream.connect.renewal import Renewer
 from benchwarmers_mcp.upstream.keys import KeyStore
 from benchwarmers_mcp.upstream.transport import LeanTransport
 
@@ -180,15 +182,18 @@ def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None =
 
 
 def start_workers(ctx: Context) -> None:
-    """The scheduler (off until switched on: each tick only reads its setting) and the onboarding
-    worker (which resumes a queue a restart left), in the background task group, as typed fields
-    of the context (``ctx.scheduler``, ``ctx.onboarding``) for the admin API to reach."""
+    """The scheduler (off until switched on: each tick only reads its setting), the onboarding
+    worker (which resumes a queue a restart left) and sign-in renewal, in the background task group,
+    as typed fields of the context (``ctx.scheduler``, ``ctx.onboarding``, ``ctx.connect``) for the
+    admin API to reach."""
     scheduler = Scheduler(ctx, tick=ctx.settings.scheduler_tick)
     onboarding = Onboarding(ctx)
     ctx.scheduler, ctx.onboarding = scheduler, onboarding
     ctx.spawn(scheduler.run_forever, name="scheduler")
     ctx.spawn(onboarding.run_forever, name="onboarding worker")
     ctx.spawn(Housekeeping(ctx).run_forever, name="housekeeping")  # the retention: at start, then every few hours
+    ctx.connect = SignIns(ctx)  # sign-in flows (their secrets in this process), and renewing their tokens
+    ctx.spawn(Renewer(ctx).run_forever, name="token renewer")
 
 
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
@@ -210,7 +215,8 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             keys = KeyStore(settings.config_dir, settings.env_keys)
             feed = await stack.enter_async_context(Feed(db))  # closes after the task group
             tg = await stack.enter_async_context(anyio.create_task_group())
-            caller = ModelCaller(db, keys, http, transport=transport, metrics=metrics)  # calls go to it directly
+            caller = ModelCaller(db, keys, http, transport=transport, metrics=metrics,
+                                 calls_by=settings.client)  # calls go to it directly
             ctx = Context(settings, db, keys, http, caller, tg, route_tuning=route_tuning,
                           events=feed, clock=clock or SystemClock(), metrics=metrics)
             metrics.watch_store(db.error_count)

@@ -6,8 +6,8 @@ collections they may use).
 
 The ground floor: this module imports nothing above ``store``, ``messages``, ``errors``,
 ``settings`` and ``clock``. What it needs from higher floors it names as small Protocols
-(``Caller``, ``KeyRing``, ``Scheduling``, ``Onboarder``), which ``upstream``, ``scheduler`` and
-``health.onboarding`` satisfy.
+(``Caller``, ``KeyRing``, ``Scheduling``, ``Onboarder``, ``Connector``), which ``upstream``,
+``scheduler`` and ``health.onboarding`` satisfy.
 
 The per-app services beyond the store and the caller: ``clock`` (the wall clock the health jobs,
 the scheduler and the alerts read; ``create_app(settings, clock=...)`` is the test seam), and the
@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -78,6 +78,7 @@ class KeyRing(Protocol):
     def source(self, name: str) -> str | None: ...
     def set(self, name: str, value: str) -> None: ...
     def delete(self, name: str) -> None: ...
+    def update(self, changes: Mapping[str, str | None]) -> None: ...  # several at once; None removes
 
 
 class Scheduling(Protocol):
@@ -92,6 +93,16 @@ class Scheduling(Protocol):
     async def run_now(self, name: str) -> int: ...
 
     async def wait(self, run_id: int) -> dict[str, Any] | None: ...
+
+
+class Connector(Protocol):
+    """The sign-in flows this server runs (``upstream.connect.flows.SignIns``): their secrets are in
+    its memory. Answers are the admin API's (``/api/connect/*``)."""
+
+    async def start(self, preset_id: str, *, flow: str | None = None, endpoint: str | None = None,
+                    client_id: str | None = None, base: str = "") -> dict[str, Any]: ...
+
+    async def sign_out(self, name: str) -> dict[str, Any]: ...
 
 
 class Onboarder(Protocol):
@@ -168,6 +179,7 @@ class Context:
     clock: Clock = field(default_factory=SystemClock)
     scheduler: Scheduling | None = None  # set by the app's lifespan
     onboarding: Onboarder | None = None  # set by the app's lifespan
+    connect: Connector | None = None  # set by the app's lifespan (the sign-in flows)
     replica: str = ""  # this server's name among those on the store (store/replicas.py)
     metrics: Metrics = field(default_factory=Metrics)  # this app's (metrics.py): GET /metrics reads it
 
@@ -191,5 +203,5 @@ async def _contained(work: Callable[..., Awaitable[object]], args: tuple[Any, ..
         log.exception("background task %s failed; the server carries on", name)
 
 
-__all__ = ["Access", "CallInfo", "Caller", "Context", "KeyRing", "Onboarder", "RouteTuning", "Scheduling",
+__all__ = ["Access", "CallInfo", "Caller", "Connector", "Context", "KeyRing", "Onboarder", "RouteTuning", "Scheduling",
            "bare_collection", "require_access"]

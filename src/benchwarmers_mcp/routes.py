@@ -237,6 +237,24 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/endpoint/try", POST, ADMIN + "trial:try_endpoint", "admin", "openai"),
     Entry("/api/endpoint/default", GET, ADMIN + "trial:get_default", "admin", "openai"),
     Entry("/api/endpoint/default", POST, ADMIN + "trial:set_default", "admin", "openai"),
+    # signing in with a provider (upstream/connect): presets, flows, sign-ins; the browser's way back
+    # is open (the provider's redirect carries no SameSite=Strict cookie): its state is the credential
+    Entry("/api/connect/presets", GET, ADMIN + "connect:get_presets", "admin", "openai"),
+    Entry("/api/connect/start", POST, ADMIN + "connect:start", "admin", "openai"),
+    Entry("/api/connect/flow", GET, ADMIN + "connect:get_flow", "admin", "openai"),
+    Entry("/api/connect/cancel", POST, ADMIN + "connect:cancel", "admin", "openai"),
+    Entry("/api/connect/signins", GET, ADMIN + "connect:list_signins", "admin", "openai"),
+    Entry("/api/connect/signout", POST, ADMIN + "connect:sign_out", "admin", "openai"),
+    Entry("/connect/callback", GET, ADMIN + "connect:callback", "open", "openai"),
+    # hubs (upstream/hubs): their upstreams, keeping the bench in step, adding a model through them
+    Entry("/api/hub/upstreams", GET, ADMIN + "hubs:get_upstreams", "admin", "openai"),
+    Entry("/api/hub/sync", POST, ADMIN + "hubs:post_sync", "admin", "openai"),
+    Entry("/api/hub/register", POST, ADMIN + "hubs:post_register", "admin", "openai"),
+    # who calls upstreams (the built-in client or llm's), and free models that work only in their own app
+    Entry("/api/client", GET, ADMIN + "provider_settings:get_client", "admin", "openai"),
+    Entry("/api/client", POST, ADMIN + "provider_settings:post_client", "admin", "openai"),
+    Entry("/api/own-app-free", GET, ADMIN + "provider_settings:get_own_app", "admin", "openai"),
+    Entry("/api/own-app-free", POST, ADMIN + "provider_settings:post_own_app", "admin", "openai"),
     # the dashboard's files: open, as the login page needs its stylesheet
     Entry("/static/{rest:path}", GET, WEB + "site:static", "open", "page"),
 )

@@ -143,6 +143,13 @@ def _items(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _client(text: str) -> str:
+    word = text.lower()
+    if word not in ("builtin", "llm"):
+        raise ValueError
+    return word
+
+
 HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
 
 
@@ -196,6 +203,7 @@ SECRET = Kind("a secret", str, blank="")  # spaces only: set, so the start-up ch
 FEED = Kind("an http(s):// URL (empty leaves that feed out)", _feed, empty="", blank="")
 COUNT = Kind("a whole number, 0 or more", lambda text: _count(text))
 LOG_FORMAT = Kind("text or json", lambda text: _choice(text, LOG_FORMATS), text_of=str)
+CLIENT = Kind("builtin or llm (who calls upstreams: upstream/caller.py, providers/llm_client.py)", _client)
 STORE = Kind(f"a PostgreSQL URL ({URL_FORM}) or the path of a SQLite file", _store, show=mask_url)
 
 
@@ -236,6 +244,7 @@ VARIABLES = (
     Variable("BENCH_LOG_FORMAT", "log_format", LOG_FORMAT),
     Variable("BENCH_BACKUP_DIR", "backup_dir", FOLDER),
     Variable("BENCH_BACKUP_KEEP", "backup_keep", COUNT),
+    Variable("BENCH_CLIENT", "client", CLIENT),
 )
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 
@@ -319,6 +328,9 @@ class Settings:
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # HTTP(S)_PROXY or ALL_PROXY is set: outbound calls keep httpx's own transport, which reads them
     upstream_proxy: bool = False
+    # BENCH_CONNECT_<PRESET>_<FIELD>: a sign-in preset's addresses or client id (upstream/connect/presets.py)
+    connect_env: Mapping[str, str] = field(default_factory=dict)
+    client: str = "builtin"  # BENCH_CLIENT: who calls upstreams unless Settings chose (builtin or llm)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
@@ -330,7 +342,8 @@ class Settings:
         values.setdefault("config_dir", default_config_dir(env))
         keys = {k[len("BENCHWARMERS_KEY_"):]: v for k, v in env.items() if k.startswith("BENCHWARMERS_KEY_") and v}
         proxy = any((env.get(name) or env.get(name.upper()) or "").strip() for name in PROXY_VARIABLES)
-        settings = cls(**values, env_keys=keys, upstream_proxy=proxy)
+        connect = {k: v for k, v in env.items() if k.startswith("BENCH_CONNECT_")}
+        settings = cls(**values, env_keys=keys, upstream_proxy=proxy, connect_env=connect)
         return replace(settings, **overrides) if overrides else settings
 
     @property

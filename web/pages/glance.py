@@ -13,6 +13,7 @@ from benchwarmers_mcp.store import logs, stats
 from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
 from benchwarmers_mcp.web.pages.ratings import mini, row_of
 from benchwarmers_mcp.web.registry import Page, View
+from benchwarmers_mcp.web.signin import choices
 
 RECENT = 5  # the newest panels it links to
 
@@ -27,9 +28,11 @@ async def load(view: View) -> dict[str, Any]:
                "rating": {**row_of(rated[m["alias"]], False), "bar": mini(*rated[m["alias"]].interval, rated[m["alias"]].mean)}}
               for m in listed]
     collections = await collection_store.list_all(db)
+    run = first_run(counts)
     return {
+        "presets": (await choices(view))["presets"] if run.state(1) == "now" else [],
         "counts": counts,
-        "run": first_run(counts),
+        "run": run,
         "models": models,
         "active": [m for m in models if not m["retired"]],
         "judged": sorted((m for m in models if m["judged"]), key=lambda m: (-m["useful"] / m["judged"], m["alias"])),
@@ -47,5 +50,5 @@ async def load(view: View) -> dict[str, Any]:
 
 PAGE = Page("/", "At a glance", "Bench", 10, "glance.html", load,
             live=frozenset({"seat", "panel", "verdict", "change", "alert", "route"}),
-            scripts=("onboard.js", "vendor/uplot/uPlot.iife.min.js", "charts.js"),
-            styles=("vendor/uplot/uPlot.min.css", "ratings.css"))
+            scripts=("onboard.js", "connect.js", "vendor/uplot/uPlot.iife.min.js", "charts.js"),
+            styles=("vendor/uplot/uPlot.min.css", "ratings.css", "connect.css"))

@@ -43,6 +43,7 @@ from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import onboarding as onboarding_store
+from benchwarmers_mcp.store import own_app
 from benchwarmers_mcp.upstream.listing import Listing
 
 MAX_ROWS = 5000
@@ -110,7 +111,7 @@ async def discover_rows(request: Request) -> Response:
     catalog = await data.current(ctx.db)  # as it stands: a GET derives and notes nothing (a refresh does)
     now = time.time()
     chosen = discover.rows(catalog, await endpoint_store.list_all(ctx.db), await fact_store.matched_entries(ctx.db),
-                           await first_seen(ctx, catalog, now), now, filters)
+                           await first_seen(ctx, catalog, now), now, filters, await own_app.providers(ctx.db))
     return ok({"rows": chosen[offset:offset + limit], "total": len(chosen), "offset": offset, "limit": limit,
                "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen)})
 

@@ -2,13 +2,17 @@
 
 An endpoint's API key arrives once, in a POST body, and goes straight to the key store (the keys
 file in the config folder, mode 0600). The endpoint row keeps only the key's *name*; the value is
-never written to the data folder, a log, or a reply.
+never written to the data folder, a log, or a reply. A hub (``hub``: litellm, openwebui or
+cliproxy) may carry its admin key too (``admin_key``, or ``POST /api/endpoint/key`` with ``admin``),
+kept as ``<key name>-admin``; removing a hub removes the endpoints made for its upstreams
+(``upstream/hubs/sync.py``) with it. An endpoint signed in with a provider shows its sign-in (never
+its tokens); removing it removes the tokens too.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -32,10 +36,16 @@ from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, ProviderError
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import hubs as hub_store
 from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import signins as signin_store
 from benchwarmers_mcp.store.endpoints import KINDS, Endpoint
+from benchwarmers_mcp.store.hubs import HubEndpoint
 from benchwarmers_mcp.store.models import alias_for
-from benchwarmers_mcp.upstream.keys import env_name
+from benchwarmers_mcp.store.signins import SignIn
+from benchwarmers_mcp.upstream.hubs import HUBS
+from benchwarmers_mcp.upstream.hubs.base import admin_key_name
+from benchwarmers_mcp.upstream.keys import env_name, refresh_name
 from benchwarmers_mcp.upstream.listing import listing, served_names
 
 SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
@@ -61,8 +71,10 @@ class EndpointIn(Strict):
     key: str | None = Field(None, max_length=8192, repr=False)
     headers: dict[str, str] | None = Field(None, max_length=20)
     connection: str | None = Field(None, max_length=64)
+    hub: str | None = Field(None, max_length=20)  # litellm | openwebui | cliproxy: a hub (kind "hub")
+    admin_key: str | None = Field(None, max_length=8192, repr=False)  # the hub's admin key: to the key store
 
-    @field_validator("key")
+    @field_validator("key", "admin_key")
     @classmethod
     def _check_key(cls, value: str | None) -> str | None:
         return _clean_key(value)
@@ -80,6 +92,7 @@ class EndpointIn(Strict):
 class KeyIn(Strict):
     name: str = Field(min_length=1, max_length=64)
     key: str = Field(max_length=8192, repr=False)
+    admin: bool = False  # the hub's admin key (kept as ``<key name>-admin``), not its call key
 
     @field_validator("key")
     @classmethod
@@ -91,14 +104,38 @@ class RemoveIn(NameIn):
     with_models: bool = False
 
 
-async def describe(ctx: Context, e: Endpoint, models: list[model_store.ModelRecord] | None = None) -> dict[str, Any]:
-    """An endpoint as the admin API shows it: where its key comes from, never the key. ``models``:
-    the roster when the caller already has it (a listing reads it once, not once per endpoint)."""
+@dataclass(frozen=True)
+class Extras:
+    """What an endpoint's description adds from other tables: its hub row and its sign-in."""
+
+    hubs: dict[str, HubEndpoint]
+    signins: dict[str, SignIn]
+
+    @classmethod
+    async def read(cls, ctx: Context) -> Extras:
+        return cls({h.endpoint: h for h in await hub_store.all_hubs(ctx.db)},
+                   {s.endpoint: s for s in await signin_store.all_signins(ctx.db)})
+
+
+async def describe(ctx: Context, e: Endpoint, models: list[model_store.ModelRecord] | None = None,
+                   extras: Extras | None = None) -> dict[str, Any]:
+    """An endpoint as the admin API shows it: where its key comes from, never the key; its hub (and,
+    for an endpoint made for one of a hub's upstreams, which), and its sign-in. ``models`` and
+    ``extras``: what the caller already read (a listing reads them once, not once per endpoint)."""
     on_it = await models_on(ctx, e.name) if models is None else [m for m in models if m.endpoint == e.name]
+    extras = extras or await Extras.read(ctx)
+    hub, signin = extras.hubs.get(e.name), extras.signins.get(e.name)
+    admin = admin_key_name(e.key_name or e.name)
     return {"name": e.name, "base_url": e.base_url, "api": e.api, "kind": e.kind, "key_name": e.key_name,
             "key_source": ctx.keys.source(e.key_name) if e.key_name else None, "headers": sorted(e.headers),
             "connection": e.connection_name, "models": sum(1 for m in on_it if not m.retired),
-            "retired_models": sum(1 for m in on_it if m.retired)}
+            "retired_models": sum(1 for m in on_it if m.retired),
+            "hub": hub.hub if hub else None, "hub_endpoint": hub.parent if hub else None,
+            "upstream": hub.upstream if hub else None,
+            "admin_key_source": ctx.keys.source(admin) if hub and not hub.parent else None,
+            "signin": None if signin is None else {"preset": signin.preset, "flow": signin.flow,
+                                                   "expires_at": signin.expires_at, "ended": signin.ended,
+                                                   "ended_why": signin.ended_why}}
 
 
 async def models_on(ctx: Context, name: str) -> list[model_store.ModelRecord]:
@@ -108,8 +145,8 @@ async def models_on(ctx: Context, name: str) -> list[model_store.ModelRecord]:
 @admin
 async def list_endpoints(request: Request) -> Response:
     ctx = ctx_of(request)
-    models = await model_store.list_all(ctx.db)
-    return ok({"endpoints": [await describe(ctx, e, models) for e in await endpoint_store.list_all(ctx.db)]})
+    models, extras = await model_store.list_all(ctx.db), await Extras.read(ctx)
+    return ok({"endpoints": [await describe(ctx, e, models, extras) for e in await endpoint_store.list_all(ctx.db)]})
 
 
 def _env_note(ctx: Context, key_name: str) -> dict[str, str]:
@@ -121,9 +158,11 @@ def _env_note(ctx: Context, key_name: str) -> dict[str, str]:
 
 
 def merged(body: EndpointIn, existing: Endpoint | None) -> Endpoint:
-    """The endpoint as asked for: what the body gives, the rest as it was (or the defaults)."""
+    """The endpoint as asked for: what the body gives, the rest as it was (or the defaults); a hub
+    is of kind ``hub``."""
     api = body.api or (existing.api if existing else "chat")
-    kind = "simulated" if api == "simulated" else body.kind or (existing.kind if existing else "provider")
+    kind = "simulated" if api == "simulated" else body.kind or ("hub" if body.hub else None) or (
+        existing.kind if existing else "provider")
     base = body.base_url or (existing.base_url if existing else "")
     if not base and api == "simulated":
         base = "simulated://local"
@@ -146,9 +185,17 @@ async def save_endpoint(request: Request) -> Response:
     endpoint_store.validate(endpoint)
     if body.kind is not None and body.kind not in KINDS:  # a simulated endpoint's kind is set, not validated
         raise BadRequest(f"kind must be one of {', '.join(KINDS)}")
+    if body.hub is not None and body.hub not in HUBS:
+        raise BadRequest(f"hub must be one of {', '.join(HUBS)}")
+    if body.admin_key is not None and body.hub is None and await hub_store.hub_of(ctx.db, body.name) is None:
+        raise BadRequest("an admin key is a hub's: give its hub too (hub: litellm, openwebui or cliproxy)")
     if body.key is not None:
         ctx.keys.set(endpoint.key_name or endpoint.name, body.key)
+    if body.admin_key is not None:
+        ctx.keys.set(admin_key_name(endpoint.key_name or endpoint.name), body.admin_key)
     saved = await endpoint_store.add(ctx.db, endpoint)
+    if body.hub is not None:
+        await hub_store.set_hub(ctx.db, HubEndpoint(saved.name, body.hub, admin_key_name(saved.key_name or saved.name)))
     out: dict[str, Any] = {"endpoint": await describe(ctx, saved), "created": existing is None,
                            "key_saved": body.key is not None}
     if body.key is not None:
@@ -165,8 +212,14 @@ async def set_key(request: Request) -> Response:
     key_name = endpoint.key_name or endpoint.name
     if endpoint.key_name is None:
         endpoint = await endpoint_store.add(ctx.db, replace(endpoint, key_name=key_name))
+    if body.admin:
+        hub = await hub_store.hub_of(ctx.db, endpoint.name)
+        if hub is None or hub.parent:
+            raise BadRequest(f"{endpoint.name} is not a hub: only a hub has an admin key")
+        key_name = admin_key_name(key_name)
     ctx.keys.set(key_name, body.key)
-    return ok({"endpoint": await describe(ctx, endpoint), "key_saved": True, **_env_note(ctx, key_name)})
+    return ok({"endpoint": await describe(ctx, endpoint), "key_saved": True, "key_name": key_name,
+               **_env_note(ctx, key_name)})
 
 
 @admin
@@ -175,20 +228,29 @@ async def remove_endpoint(request: Request) -> Response:
     ctx = ctx_of(request)
     body = await body_as(request, RemoveIn, "endpoint removal")
     endpoint = await endpoint_store.get(ctx.db, body.name)
-    active = [m for m in await models_on(ctx, body.name) if not m.retired]
+    routes = [r.endpoint for r in await hub_store.routes_of(ctx.db, body.name)]  # a hub's upstreams go with it
+    gone = {body.name, *routes}
+    active = [m for m in await model_store.list_all(ctx.db) if m.endpoint in gone and not m.retired]
     if active and not body.with_models:
         raise BadRequest(f"{len(active)} model(s) on the bench use {body.name}: "
                          f"{', '.join(m.alias for m in active)}; retire them first, or remove with their models "
                          "(with_models: true; `bench endpoint remove --with-models`)")
     for m in active:
         await model_store.retire(ctx.db, m.alias, f"endpoint {body.name} removed")
-    await endpoint_store.remove(ctx.db, body.name)
+    for name in [*routes, body.name]:
+        await endpoint_store.remove(ctx.db, name)
+        await hub_store.forget_hub(ctx.db, name)
+    signed_in = await signin_store.get(ctx.db, body.name)
+    if signed_in is not None:
+        await signin_store.signed_out(ctx.db, signed_in, endpoint.connection_name, ctx.clock.now(), pause=False)
     key_removed = False
     others = [e for e in await endpoint_store.list_all(ctx.db) if e.key_name == endpoint.key_name]
     if endpoint.key_name and not others and ctx.keys.source(endpoint.key_name) == "keys file":
-        ctx.keys.delete(endpoint.key_name)
+        ctx.keys.update({endpoint.key_name: None, refresh_name(endpoint.key_name): None,
+                         admin_key_name(endpoint.key_name): None})
         key_removed = True
-    return ok({"removed": body.name, "retired": [m.alias for m in active], "key_removed": key_removed})
+    return ok({"removed": body.name, "retired": [m.alias for m in active], "key_removed": key_removed,
+               **({"removed_routes": routes} if routes else {})})
 
 
 @admin

@@ -4,7 +4,9 @@ Reach, best first: ``bench`` (registered, as these aliases), ``connected`` (an e
 serves it: the provider's own, ``direct``, or a hub such as OpenRouter that lists the same model,
 ``hub``), ``easy`` (a known provider with a public base URL: one ``bench endpoint add`` away),
 ``other``. A row is ``new`` for 7 days after this install first saw it. Rows sort free first,
-then new, then by reach, provider and model. Nothing here touches the network.
+then new, then by reach, provider and model. A provider the user said gives its free models only
+in its own app (``store/own_app.py``) has none free here: its rows say ``own_app_only`` and stay out
+of the free list. Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ class Filters:
     reach: str | None = None
     provider: str | None = None
 
-    def may_keep(self, entry: Entry, new: bool) -> bool:
-        """What can be decided before the row is made (everything but the reach)."""
+    def may_keep(self, entry: Entry, new: bool, free: bool | None = None) -> bool:
+        """What can be decided before the row is made (everything but the reach). ``free``: whether
+        the entry counts as free here (not when its provider's free models work only in its own app)."""
         text = self.find.strip().lower()
-        return ((not self.free or entry.free) and (not self.new or new)
+        return ((not self.free or (entry.free if free is None else free)) and (not self.new or new)
                 and (not text or text in entry.key.lower() or text in entry.name.lower())
                 and (self.provider is None or entry.provider == self.provider))
 
@@ -77,7 +80,7 @@ def routes_for(catalog: Catalog, entry: Entry, connected: list[tuple[Endpoint, s
 
 
 def row(catalog: Catalog, entry: Entry, routes: list[Route], aliases: list[str], seen: float | None,
-        now: float) -> dict[str, Any]:
+        now: float, own_app: frozenset[str] = frozenset()) -> dict[str, Any]:
     if aliases:
         reach = "bench"
     elif routes:
@@ -88,7 +91,10 @@ def row(catalog: Catalog, entry: Entry, routes: list[Route], aliases: list[str],
         reach = "other"
     out: dict[str, Any] = {"key": entry.key, "provider": entry.provider,
                            "provider_name": catalog.provider_name(entry.provider), "model": entry.model,
-                           "name": entry.name, "origin": entry.origin, "free": entry.free}
+                           "name": entry.name, "origin": entry.origin, "free": entry.free,
+                           "own_app_only": False}
+    if entry.free and entry.provider in own_app:  # its free tier answers only in its own app: not free here
+        out.update(free=False, own_app_only=True)
     out.update({fact: entry.facts.get(fact) for fact in SHOWN_FACTS})
     base = catalog.bases.get(entry.provider)
     out.update(reach=reach, aliases=aliases, routes=[r.to_json() for r in routes],
@@ -102,15 +108,17 @@ def sort_key(r: Mapping[str, Any]) -> tuple[bool, bool, int, str, str]:
 
 
 def rows(catalog: Catalog, endpoints: Iterable[Endpoint], bench: Mapping[str, list[str]],
-         seen: Mapping[str, float], now: float, filters: Filters = Filters()) -> list[dict[str, Any]]:
-    """Every catalog entry the filters keep, as a Discover row, sorted."""
+         seen: Mapping[str, float], now: float, filters: Filters = Filters(),
+         own_app: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Every catalog entry the filters keep, as a Discover row, sorted. ``own_app``: the providers
+    whose free models work only in their own app (``store/own_app.py``): theirs are not free here."""
     connected = _connected(catalog, endpoints)
     out = []
     for entry in catalog.index.entries.values():
         first = seen.get(entry.key)
-        if not filters.may_keep(entry, is_new(first, now)):
+        if not filters.may_keep(entry, is_new(first, now), entry.free and entry.provider not in own_app):
             continue
-        r = row(catalog, entry, routes_for(catalog, entry, connected), bench.get(entry.key, []), first, now)
+        r = row(catalog, entry, routes_for(catalog, entry, connected), bench.get(entry.key, []), first, now, own_app)
         if filters.reach is None or r["reach"] == filters.reach:
             out.append(r)
     return sorted(out, key=sort_key)

@@ -24,10 +24,13 @@ from benchwarmers_mcp.cli import (
     cmd_ask,
     cmd_bench,
     cmd_catalog,
+    cmd_connect,
     cmd_health,
+    cmd_hubs,
     cmd_judge,
     cmd_models,
     cmd_panels,
+    cmd_providers,
     cmd_ratings,
     cmd_suite,
 )
@@ -141,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmd_suite.register(b, sub)
     cmd_ratings.register(b, sub)
     cmd_health.add(b, sub)
+    cmd_hubs.register(b, sub)
+    cmd_providers.register(b, sub)
     return top
 
 
@@ -278,7 +283,8 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
     _, esub = b.group(sub, "endpoint", "add, test, re-key or remove an endpoint", [
         "bench endpoint add openrouter --base https://openrouter.ai/api/v1",
         "pass show openrouter | bench endpoint add openrouter --base https://openrouter.ai/api/v1 --key-stdin",
-        "bench endpoint test openrouter", "bench endpoint remove openrouter --with-models"])
+        "bench endpoint test openrouter", "bench endpoint remove openrouter --with-models",
+        "bench endpoint connect github --device   # sign in with a provider instead of pasting a key"])
     b.command(esub, "list", cmd_models.endpoint_list, "the endpoints", ["bench endpoint list"])
     add = b.command(esub, "add", cmd_models.endpoint_add, "add (or change) an endpoint; asks for its key, hidden", [
         "bench endpoint add openrouter --base https://openrouter.ai/api/v1",
@@ -289,6 +295,8 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
     add.add_argument("--api", help="chat (default), responses, anthropic, gemini or ollama")
     add.add_argument("--kind", help="provider (default), aggregator, hub or local")
     add.add_argument("--key-name", help="the key store name for its key (default: the endpoint's name)")
+    add.add_argument("--hub", choices=("litellm", "openwebui", "cliproxy"),
+                     help="it is a hub of this kind (its admin key: bench endpoint key NAME --admin)")
     keys = add.add_mutually_exclusive_group()
     keys.add_argument("--key-stdin", action="store_true", help="read the key from stdin (never an argument)")
     keys.add_argument("--no-key", action="store_true", help="do not ask for a key (local endpoints)")
@@ -297,6 +305,7 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
         "bench endpoint key openrouter", "pass show openrouter | bench endpoint key openrouter --key-stdin"],
         args=("name",))
     key.add_argument("--key-stdin", action="store_true", help="read the key from stdin")
+    key.add_argument("--admin", action="store_true", help="a hub's admin key (its master or management key)")
     refuse_key_argument(key)
     b.command(esub, "test", cmd_models.endpoint_test, "call the endpoint's model listing with its key",
               ["bench endpoint test openrouter"], args=("name",))
@@ -305,6 +314,7 @@ def add_endpoints(b: Builder, sub: Subparsers) -> None:
         aliases=("rm",), args=("name",))
     rm.add_argument("--with-models", action="store_true", help="retire the models it serves, too")
     yes_flag(rm)
+    cmd_connect.add_commands(b, esub)
 
 
 def add_admin(b: Builder, sub: Subparsers) -> None:

@@ -17,12 +17,19 @@ async def endpoint_list(args: argparse.Namespace, remote: Remote) -> int:
     reply = await remote.get("/api/endpoints")
     if show_json(args, reply):
         return 0
-    rows = [(e["name"], e["api"], e["kind"], e["base_url"], e.get("key_source") or "none", e["models"])
-            for e in reply["endpoints"]]
+    rows = [(e["name"], e["api"], e["kind"] + (f" ({e['hub']})" if e.get("hub") else ""), e["base_url"],
+             _key_cell(e), e["models"]) for e in reply["endpoints"]]
     if not rows:
         note("no endpoints yet: bench endpoint add <name> --base https://.../v1")
     table(("name", "api", "kind", "base URL", "key", "models"), rows)
     return 0
+
+
+def _key_cell(e: dict[str, Any]) -> str:
+    signin = e.get("signin")
+    if signin:
+        return f"signed in ({signin['preset']})" + (": ENDED, sign in again" if signin["ended"] else "")
+    return e.get("key_source") or "none"
 
 
 async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
@@ -33,7 +40,7 @@ async def endpoint_add(args: argparse.Namespace, remote: Remote) -> int:
                              "--base https://host/v1 (for example https://api.groq.com/openai/v1)")
     key = await read_key(args.name, from_stdin=args.key_stdin, skip=args.no_key or args.api == "simulated")
     body = {"name": args.name, **present(base=args.base, api=args.api, kind=args.kind,
-                                         key_name=args.key_name or None, key=key)}
+                                         key_name=args.key_name or None, key=key, hub=args.hub)}
     reply = await remote.post("/api/endpoint", body)
     if show_json(args, reply):
         return 0
@@ -51,10 +58,11 @@ async def endpoint_key(args: argparse.Namespace, remote: Remote) -> int:
     key = await read_key(args.name, from_stdin=args.key_stdin, skip=False)
     if key is None:
         raise UsageError("no key given; nothing changed")
-    reply = await remote.post("/api/endpoint/key", {"name": args.name, "key": key})
+    reply = await remote.post("/api/endpoint/key", {"name": args.name, "key": key, **({"admin": True} if args.admin
+                                                                                       else {})})
     if show_json(args, reply):
         return 0
-    print(f"key saved for {args.name} in the server's key store")
+    print(f"{'admin key' if args.admin else 'key'} saved for {args.name} in the server's key store")
     server_note(reply)
     return 0
 

@@ -26,6 +26,7 @@ from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, ProviderError,
 from benchwarmers_mcp.messages import Ask, estimate_tokens
 from benchwarmers_mcp.store import Database
 from benchwarmers_mcp.store import models as model_store
+from benchwarmers_mcp.store import own_app as own_app_store
 from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.store.collections import Collection, GatewaySettings
 from benchwarmers_mcp.store.models import ModelRecord
@@ -112,11 +113,14 @@ def explorer_pool(collection: Collection, models: Iterable[ModelRecord]) -> list
     return [m for m in models if any(_may_explore(m, shape, images) for shape, images in shapes)]
 
 
-def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict[str, str]]) -> list[ModelRecord]:
+def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict[str, str]],
+                  off: Mapping[str, str]) -> list[ModelRecord]:
     seated = []
     for m in members:
         if isinstance(m, str):
             skipped.append({"seat": "member", "alias": m, "why": "not registered"})
+        elif m.alias in off:  # free only in its provider's own app (catalog/own_app.py)
+            skipped.append({"seat": "member", "alias": m.alias, "why": off[m.alias]})
         elif m.retired:
             skipped.append({"seat": "member", "alias": m.alias, "why": f"retired ({m.retired_why or 'no reason'})"})
         elif m.role == "vision" and not ask.has_images:
@@ -141,7 +145,12 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
     shape, shape_by = choose_shape(collection, ask)
     estimate = estimate_tokens(ask)
 
-    members = _member_seats([everyone.get(a, a) for a in collection.members], ask, skipped)
+    off: Mapping[str, str] = {}
+    if await own_app_store.providers(db):  # a provider's free models work only in its own app: not seated
+        from benchwarmers_mcp.catalog.own_app import kept_off  # the catalog loads only then
+
+        off = await kept_off(db)
+    members = _member_seats([everyone.get(a, a) for a in collection.members], ask, skipped, off)
     too_small = [m for m in members if _too_small(m, estimate)]
     if too_small:
         names = ", ".join(f"{m.alias} ({m.context_window:,} tokens)" for m in too_small)
@@ -153,7 +162,7 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
     explorers.nominate(ask, everyone, estimate, skipped, nominable)
     pool = [
         m for m in everyone.values()
-        if _may_explore(m, shape, ask.has_images) and m.alias not in resting
+        if _may_explore(m, shape, ask.has_images) and m.alias not in resting and m.alias not in off
         and not _too_small(m, estimate)
     ]
     if explorers.count > len(explorers.seats) and pool:

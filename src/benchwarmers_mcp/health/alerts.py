@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from urllib.parse import quote
 
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import models as model_store
@@ -19,10 +20,12 @@ WEEK = 7 * DAY
 
 
 def _action(label: str, path: str, body: dict[str, Any] | None, cli: str | None, *, method: str = "POST",
-            asks: tuple[str, ...] = ()) -> dict[str, Any]:
+            asks: tuple[str, ...] = (), page: str | None = None) -> dict[str, Any]:
     """One action: the admin API call that takes it (``method``, ``path``, ``body``), the CLI command
-    (None when there is none), and ``asks``: body fields the user must still supply (a new key)."""
-    return {"label": label, "method": method, "path": path, "body": body, "cli": cli, "asks": list(asks)}
+    (None when there is none), and ``asks``: body fields the user must still supply (a new key).
+    ``page``: the dashboard page that takes it instead (a sign-in goes on in the provider's page)."""
+    out = {"label": label, "method": method, "path": path, "body": body, "cli": cli, "asks": list(asks)}
+    return {**out, "page": page} if page else out
 
 
 def actions(alert: Alert) -> list[dict[str, Any]]:
@@ -49,6 +52,11 @@ def actions(alert: Alert) -> list[dict[str, Any]]:
         found = [_action("Resume", "/api/limits/resume", {"connection": s}, None),
                  _action("Replace the key", "/api/endpoint/key", {"name": endpoint}, f"bench endpoint key {endpoint}",
                          asks=("key",))]
+    elif kind == "signin":  # the reply of a browser flow carries the authorize_url to open
+        detail = alert.detail
+        body = {"preset": detail.get("preset"), "endpoint": endpoint, "flow": detail.get("flow")}
+        page = f"/endpoints?reconnect={quote(endpoint)}#signin-{quote(str(detail.get('preset') or ''))}"
+        found = [_action("Sign in again", "/api/connect/start", body, detail.get("command"), page=page)]
     else:
         found = []
     return [*found, _action("Dismiss", "/api/alerts/dismiss", {"id": alert.id}, f"bench alerts dismiss {alert.id}")]

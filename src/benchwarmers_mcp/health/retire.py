@@ -38,6 +38,7 @@ from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.health import Listing
 from benchwarmers_mcp.store.models import ModelRecord
+from benchwarmers_mcp.upstream.hubs.sync import follow_all
 from benchwarmers_mcp.upstream.listing import served_names
 
 LOOK_BACK = 30 * 86400.0
@@ -115,7 +116,9 @@ async def registration_alerts(ctx: Context, models: list[ModelRecord], latest: d
 
 
 async def deprecations(ctx: Context) -> dict[str, Any]:
-    """Listings first, then the rules: the morning job."""
+    """Hubs' renames followed first (``upstream/hubs/sync.py``: a model a hub renamed keeps its alias
+    under the new name), then listings, then the rules: the morning job."""
+    await follow_all(ctx)
     now = ctx.clock.now()
     report = Report()
     models = await model_store.list_all(ctx.db, include_retired=False)

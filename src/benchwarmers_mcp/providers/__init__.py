@@ -13,6 +13,8 @@ REGISTRY: dict[str, str] = {
     "gemini": "benchwarmers_mcp.providers.gemini:GeminiGenerate",
     "ollama": "benchwarmers_mcp.providers.ollama:OllamaChat",
     "simulated": "benchwarmers_mcp.providers.simulated:Simulated",
+    # not an API: the llm CLI's Python API as the client of any of them (store/clients.py chooses it)
+    "llm": "benchwarmers_mcp.providers.llm_client:LlmClient",
 }
 
 

@@ -44,6 +44,7 @@ class Connection:
     timeout: float = 420.0
     on_response: ResponseHook | None = None
     transport: httpx.AsyncBaseTransport | None = None
+    api: str = "chat"  # the endpoint's API (a client that speaks several, ``providers/llm_client.py``, reads it)
 
 
 class Provider(Protocol):

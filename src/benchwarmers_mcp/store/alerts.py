@@ -5,7 +5,8 @@ run does not raise it again, but it is no longer shown).
 Kinds: ``retiring`` (a model retires in N days unless it answers), ``retired`` (retired
 automatically), ``connection_held`` (every model on a connection is down: nothing retired),
 ``registration`` (an endpoint no longer lists a registered model), ``went_paid`` (a free model the
-catalog now prices), and the pacing alerts ``auth``, ``billing`` and ``model_gone``.
+catalog now prices), the pacing alerts ``auth``, ``billing`` and ``model_gone``, and ``signin`` (a
+provider refused to renew a sign-in's token: sign in again; ``store/signins.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 from benchwarmers_mcp.store.db import Database, Row, Transaction
 from benchwarmers_mcp.store.portable import read_text
 
-KINDS = ("retiring", "retired", "connection_held", "registration", "went_paid", "auth", "billing", "model_gone")
+KINDS = ("retiring", "retired", "connection_held", "registration", "went_paid", "auth", "billing", "model_gone",
+         "signin")
 
 
 @dataclass(frozen=True)

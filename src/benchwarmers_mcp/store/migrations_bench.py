@@ -203,3 +203,70 @@ async def _verdicts_nullable(tx: Transaction) -> None:
     kind, subject, ref = _before.EVENT_TRIGGERS["verdicts"]  # as web_001_events made it
     await trigger(tx, "events_verdicts", "verdicts",
                   f"INSERT INTO events (at, kind, subject, ref) VALUES (NEW.at, '{kind}', {subject}, {ref});")
+
+
+@migration
+async def signins_001_tables(tx: Transaction) -> None:
+    """Sign-ins with a provider (``store/signins.py``): one row per signed-in endpoint (its preset,
+    flow and client id, when its token expires and was renewed, whether it ended), and one per
+    sign-in flow started (its status, the code a device flow shows, its state as a SHA-256, which
+    server holds its secrets). No token, refresh token, verifier or device code is ever a column:
+    they are in the keys file or in the memory of the server running the flow."""
+    await script(tx, """
+        CREATE TABLE signins (
+            endpoint TEXT PRIMARY KEY,
+            preset TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            client_id TEXT,
+            signed_in_at REAL NOT NULL,
+            expires_at REAL,
+            renewed_at REAL,
+            renewable INTEGER NOT NULL DEFAULT 0,
+            ended_at REAL,
+            ended_why TEXT
+        );
+        CREATE TABLE signin_flows (
+            id TEXT PRIMARY KEY,
+            preset TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            finished_at REAL,
+            owner TEXT,
+            state_hash TEXT,
+            user_code TEXT,
+            verification_uri TEXT,
+            verification_uri_complete TEXT
+        );
+        CREATE UNIQUE INDEX signin_flows_state ON signin_flows (state_hash);
+        CREATE INDEX signin_flows_created ON signin_flows (created_at)
+    """)
+
+
+@migration
+async def hubs_001_tables(tx: Transaction) -> None:
+    """Hubs (``store/hubs.py``): which hub an endpoint is (and its admin key's *name*), the
+    endpoints made for a hub's upstream connections, and the hub's last listing of the upstream
+    behind each model it serves (so a model's limits are its real upstream's, and a prefix the hub
+    renames is followed rather than retired)."""
+    await script(tx, """
+        CREATE TABLE hub_endpoints (
+            endpoint TEXT PRIMARY KEY,
+            hub TEXT NOT NULL,
+            admin_key TEXT,
+            parent TEXT,
+            upstream TEXT
+        );
+        CREATE INDEX hub_endpoints_parent ON hub_endpoints (parent);
+        CREATE TABLE hub_models (
+            endpoint TEXT NOT NULL,
+            served TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            upstream_model TEXT NOT NULL,
+            seen_at REAL NOT NULL,
+            PRIMARY KEY (endpoint, served)
+        )
+    """)

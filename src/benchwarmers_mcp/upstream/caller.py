@@ -37,7 +37,8 @@ from benchwarmers_mcp.messages import (
 )
 from benchwarmers_mcp.metrics import Metrics
 from benchwarmers_mcp.providers import Connection, Provider, make_provider
-from benchwarmers_mcp.store import Database, ledger
+from benchwarmers_mcp.providers.llm_client import shared_key
+from benchwarmers_mcp.store import Database, clients, ledger
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.limits import Gate, Settlement
@@ -85,6 +86,7 @@ class _Call:
     response: httpx.Response | None = None
     seen_at: float | None = None  # epoch: when the last response's headers came
     wall: Callable[[], float] = time.time  # the caller's clock
+    api: str = "chat"  # the provider it goes through: the endpoint's API, or ``llm`` (store/clients.py)
 
     def observe(self, response: httpx.Response) -> None:
         self.response, self.seen_at = response, self.wall()
@@ -103,10 +105,12 @@ class _Call:
 class ModelCaller:
     def __init__(self, db: Database, keys: KeyStore, client: httpx.AsyncClient,
                  policy: PacingPolicy | None = None, *, transport: httpx.AsyncBaseTransport | None = None,
-                 clock: Clock | None = None, metrics: Metrics | None = None) -> None:
+                 clock: Clock | None = None, metrics: Metrics | None = None, calls_by: str = "builtin") -> None:
         """``transport``: the client's own, which model calls are sent to directly
         (``providers.base.Connection``); None sends them through the client. ``clock``: the wall
-        clock of pacing and settling (the system's when None). ``metrics``: the app's (``metrics.py``)."""
+        clock of pacing and settling (the system's when None). ``metrics``: the app's (``metrics.py``).
+        ``calls_by``: the client that speaks to upstreams unless Settings chose another
+        (``store/clients.py``: ``builtin`` or ``llm``)."""
         self.db = db
         self.keys = keys
         self.client = client
@@ -115,6 +119,7 @@ class ModelCaller:
         self.clock = clock or SystemClock()
         self.metrics = metrics or Metrics()
         self.pacer = Pacer(db, self.policy, self.clock, self.metrics)
+        self.calls_by = calls_by
         self._secrets: dict[tuple[str | None, str | None, tuple[tuple[str, str], ...]], Secrets] = {}
 
     async def gate_of(self, model: ModelRecord) -> Gate:
@@ -143,8 +148,8 @@ class ModelCaller:
     def provider(self, call: _Call) -> Provider:
         endpoint = call.gate.endpoint
         connection = Connection(endpoint.base_url, call.key, self.client, dict(endpoint.headers), call.remaining(),
-                                call.observe, self.transport)
-        return make_provider(endpoint.api, connection)
+                                call.observe, self.transport, endpoint.api)
+        return make_provider(call.api, connection)
 
     def request_for(self, model: ModelRecord, request: ModelRequest) -> ModelRequest:
         """The model's own served name and call options (its options win over the caller's)."""
@@ -157,9 +162,12 @@ class ModelCaller:
     async def _open(self, model: ModelRecord, request: ModelRequest, timeout: float, info: CallInfo) -> _Call:
         """Read the gate and admit the call, or settle it as refused (never sent) and raise."""
         gate = await self.gate_of(model)
+        api = await clients.api_for(self.db, gate.endpoint.api, self.calls_by)
         key = self.keys.get(gate.endpoint.key_name)
+        if key is None and api == "llm":  # a key kept by llm itself (its keys.json), masked as ours are
+            key = shared_key(gate.endpoint.key_name)
         call = _Call(model, gate, info, time.monotonic() + timeout, estimate_request_tokens(request), key,
-                     self.secrets_for(gate.endpoint, key), wall=self.clock.now)
+                     self.secrets_for(gate.endpoint, key), wall=self.clock.now, api=api)
         try:
             call.let_go(await self.pacer.admit(call.gate, model.alias, call.tokens, self.clock.now() + timeout,
                                                past_pause=info.past_pause, wait=info.wait))
