@@ -201,7 +201,7 @@ def test_ask_json_prints_the_completion(bench_with_models: str, bench: Bench) ->
 def test_ask_exits_1_when_no_seat_answers(gateway: str, upstream: str, served: FakeUpstream, net: Loopback, bench: Bench) -> None:
     with net.client(base_url=gateway) as api:
         api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
-        api.post("/api/model/register", json={"served": "bad?fail=500", "endpoint": "fake", "alias": "bad"})
+        api.post("/api/model/register", json={"served": "bad?fail=500", "endpoint": "fake", "alias": "bad", "force": True})
         api.post("/api/collection", json={"name": "broken", "members": ["bad"]}).raise_for_status()
     result = bench(gateway, "ask", "broken", "hello")
     assert result.returncode == 1
@@ -258,7 +258,8 @@ def test_model_changes_from_the_cli(bench_with_models: str, bench: Bench) -> Non
     ok(bench(bench_with_models, "model", "role", "gamma", "code"))
     ok(bench(bench_with_models, "model", "ad-hoc", "gamma", "on"))
     data = json.loads(ok(bench(bench_with_models, "models", "--find", "gamma", "--json")).stdout)["models"][0]
-    assert (data["role"], data["status"], data["vision"], data["tools"]) == ("code", "ad hoc", True, False)
+    assert (data["role"], data["ad_hoc"], data["vision"], data["tools"]) == ("code", True, True, False)
+    assert data["status"] == "untested", "ad hoc is a setting beside the status, never a status"
     unknown = ok(bench(bench_with_models, "model", "set", "gamma", "--vision", "unknown", "--context", "unknown"))
     assert "vision unknown" in unknown.stdout and "context unknown" in unknown.stdout
     bad_role = bench(bench_with_models, "model", "role", "gamma", "wizard")

@@ -1,4 +1,4 @@
-"""Health: each model's status (ok, failing, retiring in N days, retired, untested), last answer,
+"""Health: each model's status (``engine.roster``'s word and why, as every page shows it), last answer,
 latest failure and a 14-day strip; Probe now; the probe calls of the last 14 days as a chart with
 its table; speed (tiny and large prompts: p50, p95, chars/s, tokens/s); and the probe history,
 newest first, with a filter by model. Served at /health-checks (/health is the server's own
@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from benchwarmers_mcp.engine import roster
 from benchwarmers_mcp.health import overview
 from benchwarmers_mcp.store import health as health_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.web.registry import Page, View
 
 HISTORY = 200
-TONES = {"ok": "ok", "failing": "err", "retiring": "err"}
 
 
 def _moment(value: str | None) -> float | None:
@@ -45,7 +45,7 @@ async def load(view: View) -> dict[str, Any]:
     records = await model_store.list_all(db, include_retired=True)
     report = await overview.report(view.ctx, records)
     for m in report:
-        m["tone"] = TONES.get(m["status"], "")
+        m["tone"] = roster.TONES[m["status"]]
         m["strip"] = [{**d, "tone": _day_tone(d)} for d in m["days"]]
         m["answered_at"] = _moment(m["last_answer"])
         m["probed_at"] = _moment(m["last_probe"]["at"]) if m["last_probe"] else None

@@ -138,8 +138,8 @@ async def onboard(ctx: Context, endpoint: str, served: str, *, alias: str | None
     the catalog's facts, probed, and for ``full`` the suite), or with ``now`` registered at once
     through the same registration (``catalog.registration.register_new``)."""
     if now:
-        record = await register_new(ctx, served, endpoint, alias=alias, role=role or "general", listed=listed)
-        return {"model": await admin_models.described(ctx, record)}
+        done = await register_new(ctx, served, endpoint, alias=alias, role=role or "general", listed=listed)
+        return {"model": await admin_models.described(ctx, done.model), **({"warning": done.warning} if done.warning else {})}
     [queued] = await onboarding.enqueue(ctx, [{"served": served, "endpoint": endpoint, "mode": mode, "alias": alias,
                                               "role": role}])
     item = await onboarding_store.get(ctx.db, queued)

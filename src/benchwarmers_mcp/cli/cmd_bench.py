@@ -42,6 +42,9 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
           f"{'required' if auth.get('keys_required') else 'not required'}")
     if reply.get("endpoints_without_key"):
         note(f"no key for: {', '.join(reply['endpoints_without_key'])} (bench endpoint key <name>)")
+    for loose in reply.get("loose_modes") or ():
+        note(f"the {loose['what']} {loose['path']} is {loose['mode']}: others on this machine can read every answer"
+             f" in it; run: {loose['fix']}")
     if reply["version"] != __version__:
         note(f"this CLI is {__version__}; the server is {reply['version']}")
     return 0
@@ -71,6 +74,9 @@ async def _collection(remote: Remote, name: str) -> dict[str, Any]:
     raise CliError(f"no collection named {bare!r}; bench collections lists them")
 
 
+CAN = {"tools": "calls tools", "vision": "sees images"}
+
+
 async def collection_show(args: argparse.Namespace, remote: Remote) -> int:
     c = await _collection(remote, args.name)
     if show_json(args, c):
@@ -82,7 +88,10 @@ async def collection_show(args: argparse.Namespace, remote: Remote) -> int:
     print(f"shape       {c['shape']}    reply {c['reply']}    merger {c.get('merger') or 'chosen by record'}")
     print(f"tags        {', '.join(c.get('tags') or ()) or '-'}")
     window = together.get("context_window")
-    print(f"together    context {window or 'unknown'}, can {', '.join(together.get('capabilities') or ()) or '-'}")
+    shared = together.get("capabilities") or ()
+    can = f"every member {' and '.join(CAN.get(c, c) for c in shared)}" if shared else \
+        "no member capability shared by all (tools, vision)"
+    print(f"together    context {f'{window:,} tokens' if window else 'unknown'}; {can}")
     return 0
 
 
