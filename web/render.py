@@ -21,9 +21,19 @@ TEMPLATES = Path(__file__).parent / "templates"
 GZIP_FROM = 1400  # bytes: smaller pages go as they are
 
 
-def iso(ts: float | None) -> str:
-    """A ``<time datetime>``: ``clock.iso``, or nothing for no time."""
-    return clock.iso(ts) or ""
+def iso(value: Any) -> str:
+    """A ``<time datetime>``: ``clock.iso``, or nothing for no time (epoch seconds or ISO text)."""
+    return clock.iso(clock.moment_of(value)) or ""
+
+
+def when(value: Any, never: str = "never") -> str:
+    """``clock.when`` of epoch seconds or ISO text (what the admin API's overviews hold)."""
+    return clock.when(clock.moment_of(value), never)
+
+
+def ago(value: Any, now: float | None = None, never: str = "never") -> str:
+    """``clock.ago`` of epoch seconds or ISO text: ``3 min ago``, ``in 5 min``."""
+    return clock.ago(clock.moment_of(value), now, never)
 
 
 def num(value: float | int | None) -> str:
@@ -64,7 +74,7 @@ def environment(assets: Assets) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["asset"] = assets.url
-    env.filters.update(when=clock.when, day=clock.day, iso=iso, ago=clock.ago, num=num, tokens=tokens, yesno=yesno)
+    env.filters.update(when=when, day=clock.day, iso=iso, ago=ago, num=num, tokens=tokens, yesno=yesno)
     env.globals["share"] = share
     return env
 

@@ -29,7 +29,8 @@ def _day_tone(day: dict[str, Any]) -> str:
 
 
 def _totals(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The probe calls of every model per day (oldest first), with each day's start for the chart."""
+    """The probe calls of every model per day (newest first, as every time table; the chart orders
+    its own points), with each day's start for the chart."""
     days: dict[str, dict[str, Any]] = {}
     for m in models:
         for d in m["days"]:
@@ -37,7 +38,7 @@ def _totals(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                             "x": int(datetime.fromisoformat(d["date"]).replace(tzinfo=UTC).timestamp())})
             for k in ("answered", "failed", "not_sent"):
                 t[k] += d[k]
-    return sorted(days.values(), key=lambda d: d["date"])
+    return sorted(days.values(), key=lambda d: d["date"], reverse=True)
 
 
 async def load(view: View) -> dict[str, Any]:
@@ -49,6 +50,8 @@ async def load(view: View) -> dict[str, Any]:
         m["strip"] = [{**d, "tone": _day_tone(d)} for d in m["days"]]
         m["answered_at"] = _moment(m["last_answer"])
         m["probed_at"] = _moment(m["last_probe"]["at"]) if m["last_probe"] else None
+        for measured in m["speed"].values():
+            measured["at_s"] = _moment(measured["at"])
     report.sort(key=lambda m: (m["status"] == "retired", m["alias"]))
     history = await health_store.probes(db, limit=HISTORY)
     return {"models": report, "totals": _totals(report), "history": history, "newest": HISTORY,

@@ -3,7 +3,7 @@ facts with their sources, and dismissing a candidate.
 
     GET  /api/catalog              where the catalog's data comes from, each feed's last refresh
     POST /api/catalog/refresh      fetch the feeds now (the only way, besides the catalog job)
-    GET  /api/discover             ?free=1&new=1&find=&reach=&provider=&limit=&offset=
+    GET  /api/discover             ?free=1&new=1&every_kind=1&find=&reach=&provider=&limit=&offset=
     POST /api/discover/add         {model: "provider/model", endpoint?, alias?, role?, mode?, now?}
     GET  /api/model/facts          ?alias=
     POST /api/candidates/dismiss   {key: "served@endpoint", undo?}
@@ -98,7 +98,7 @@ def _filters(request: Request) -> Filters:
         raise BadRequest(f"reach is one of {', '.join(discover.REACH)}")
     return Filters(free=query_flag(request, "free"), new=query_flag(request, "new"),
                    find=request.query_params.get("find") or "", reach=reach,
-                   provider=request.query_params.get("provider") or None)
+                   provider=request.query_params.get("provider") or None, every_kind=query_flag(request, "every_kind"))
 
 
 @admin

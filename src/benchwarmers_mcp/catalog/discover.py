@@ -4,7 +4,10 @@ Reach, best first: ``bench`` (registered, as these aliases), ``connected`` (an e
 serves it: the provider's own, ``direct``, or a hub such as OpenRouter that lists the same model,
 ``hub``), ``easy`` (a known provider with a public base URL: one ``bench endpoint add`` away),
 ``other``. A row is ``new`` for 7 days after this install first saw it. Rows sort free first,
-then new, then by reach, provider and model. Nothing here touches the network.
+then new, then by reach, provider and model. Only chat models are listed unless every kind is asked
+for (``Entry.kind``: embeddings, rerankers, speech, image, music and video models are not panel
+seats); ``free`` never keeps a subscription plan's $0 models (``Entry.free``). Nothing here touches
+the network.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ class Filters:
     find: str = ""
     reach: str | None = None
     provider: str | None = None
+    every_kind: bool = False  # False: chat models only
 
     def may_keep(self, entry: Entry, new: bool) -> bool:
         """What can be decided before the row is made (everything but the reach)."""
         text = self.find.strip().lower()
-        return ((not self.free or entry.free) and (not self.new or new)
+        return ((not self.free or entry.free) and (not self.new or new) and (self.every_kind or entry.kind == "chat")
                 and (not text or text in entry.key.lower() or text in entry.name.lower())
                 and (self.provider is None or entry.provider == self.provider))
 
@@ -88,7 +92,8 @@ def row(catalog: Catalog, entry: Entry, routes: list[Route], aliases: list[str],
         reach = "other"
     out: dict[str, Any] = {"key": entry.key, "provider": entry.provider,
                            "provider_name": catalog.provider_name(entry.provider), "model": entry.model,
-                           "name": entry.name, "origin": entry.origin, "free": entry.free}
+                           "name": entry.name, "origin": entry.origin, "free": entry.free,
+                           "subscription": entry.subscription, "kind": entry.kind}
     out.update({fact: entry.facts.get(fact) for fact in SHOWN_FACTS})
     base = catalog.bases.get(entry.provider)
     out.update(reach=reach, aliases=aliases, routes=[r.to_json() for r in routes],
