@@ -36,6 +36,8 @@ def source_of(source: str, entry: str, catalog: Catalog, refreshed_base: bool) -
         return "you"
     if source in ("learned", "listing"):
         return source
+    if source == "catalog_other":
+        return "catalog"  # gaps are filled from the shipped catalog only (``catalog.merge.gap_fillers``)
     found = catalog.index.entries.get(entry)
     origin = found.origin if found is not None else ""
     refreshed = refreshed_base or any(feed in origin for feed in REFRESHED_FEEDS)

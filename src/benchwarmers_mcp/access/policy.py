@@ -21,10 +21,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.settings import Settings, value_problems
 
 MIN_TOKEN = 16
-HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
 
 
 def is_loopback(bind: str) -> bool:
@@ -145,28 +144,6 @@ def secure_cookie(settings: Settings) -> bool:
     return bool(settings.public_url and settings.public_url.lower().startswith("https://"))
 
 
-def public_url_problem(url: str) -> str | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "BENCHWARMERS_PUBLIC_URL must be http(s)://host[:port]"
-    if parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc:
-        return "BENCHWARMERS_PUBLIC_URL must be http(s)://host[:port] with no path, query or user (no path prefix)"
-    try:
-        _ = parts.port  # raises on a bad port
-    except ValueError:
-        return "BENCHWARMERS_PUBLIC_URL has a bad port"
-    return None
-
-
-def _origin_problem(origin: str) -> str | None:
-    if origin.strip() == "*":
-        return "BENCH_ALLOWED_ORIGINS lists origins one by one; '*' is never allowed"
-    parts = urlsplit(origin.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        return f"BENCH_ALLOWED_ORIGINS entries are origins like https://app.example.com (bad: {origin[:80]!r})"
-    return None
-
-
 def startup_problems(settings: Settings) -> list[str]:
     """Why this configuration must not serve (empty when it may). Never quotes a secret."""
     problems = []
@@ -177,16 +154,7 @@ def startup_problems(settings: Settings) -> list[str]:
     if token is not None and len(token) < MIN_TOKEN:
         problems.append(f"BENCHWARMERS_ADMIN_TOKEN is shorter than {MIN_TOKEN} characters (not counting spaces "
                         "around it); the length is the only defence against guessing, so use a longer one")
-    if settings.public_url:
-        problem = public_url_problem(settings.public_url)
-        if problem:
-            problems.append(problem)
-    for entry in settings.allowed_hosts:
-        if not HOST_RE.match(entry.strip().lower()):
-            problems.append(f"BENCH_ALLOWED_HOSTS entries are host names with an optional port "
-                            f"(bad: {entry[:80]!r})")
-    problems += [p for p in map(_origin_problem, settings.allowed_origins) if p]
-    return problems
+    return problems + value_problems(settings)  # the public URL, hosts and origins, as the settings read them
 
 
 def describe(settings: Settings) -> dict[str, object]:

@@ -23,6 +23,7 @@ from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
 from benchwarmers_mcp.store.endpoints import Endpoint, copy_of
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
+from benchwarmers_mcp.store.portable import read_text
 
 log = logging.getLogger("benchwarmers.limits")
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
@@ -482,7 +483,7 @@ async def open_alerts(db: Database) -> list[dict[str, Any]]:
     """Open alerts the user has not dismissed (``store/alerts.py`` has them all, with their detail)."""
     rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts"
                              " WHERE cleared_at IS NULL AND dismissed_at IS NULL ORDER BY at")
-    return [dict(r) for r in rows]
+    return [{**dict(r), "message": read_text(r["message"], db.dialect)} for r in rows]
 
 
 async def resume(db: Database, *, connection: str | None = None, alias: str | None = None) -> int:
@@ -528,19 +529,19 @@ async def resting_aliases(db: Database, now: float) -> list[str]:
 async def rests(db: Database, now: float) -> list[dict[str, Any]]:
     rows = await db.fetchall("SELECT alias, connection, rest_until, rest_why FROM model_states WHERE rest_until > ?"
                              " ORDER BY connection, alias", (now,))
-    return [dict(r) for r in rows]
+    return [{**dict(r), "rest_why": read_text(r["rest_why"], db.dialect)} for r in rows]
 
 
 async def pending_retirements(db: Database) -> list[dict[str, Any]]:
     rows = await db.fetchall("SELECT alias, connection, pending_retire_at, pending_why FROM model_states"
                              " WHERE pending_retire_at IS NOT NULL ORDER BY alias")
-    return [dict(r) for r in rows]
+    return [{**dict(r), "pending_why": read_text(r["pending_why"], db.dialect)} for r in rows]
 
 
 async def pauses(db: Database, now: float) -> dict[str, dict[str, Any]]:
     rows = await db.fetchall("SELECT connection, paused_until, paused_why FROM connection_states"
                              " WHERE paused_until > ?", (now,))
-    return {r["connection"]: {"until": r["paused_until"], "why": r["paused_why"]} for r in rows}
+    return {r["connection"]: {"until": r["paused_until"], "why": read_text(r["paused_why"], db.dialect)} for r in rows}
 
 
 async def connections(db: Database) -> list[str]:
