@@ -8,10 +8,7 @@ Names stay clear of Ollama's routes (``/api/chat``, ``/api/generate``, ``/api/sh
 
 from __future__ import annotations
 
-import os
-import stat
 import time
-from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
@@ -40,36 +37,6 @@ async def keyless(ctx: Context) -> list[str]:
             if e.api != "simulated" and e.kind != "local" and not ctx.keys.has(e.key_name)]
 
 
-# The modes the data folder and the store's files are made with: every answer is in them, so only
-# their owner reads them. An older install made them 0755 and 0644; ``bench status`` says so.
-PRIVATE_FOLDER = 0o700
-PRIVATE_FILE = 0o600
-STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
-
-
-def _loose(path: Path, wanted: int, what: str) -> dict[str, str] | None:
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:  # not there (yet), or not ours to read: nothing to report
-        return None
-    if not mode & ~wanted & 0o077:  # nothing granted to the group or others beyond what is wanted
-        return None
-    return {"path": str(path), "what": what, "mode": f"{mode:04o}", "wanted": f"{wanted:04o}",
-            "fix": f"chmod {wanted:o} {path}"}
-
-
-def loose_modes(s: Settings) -> list[dict[str, str]]:
-    """The data folder and the SQLite store's files when others may read them (group or world bits),
-    each with the command that fixes it; nothing on a system without POSIX modes."""
-    if os.name != "posix":
-        return []
-    found = [_loose(s.home, PRIVATE_FOLDER, "data folder")]
-    if not s.database_url:
-        found += [_loose(s.db_path.with_name(s.db_path.name + suffix), PRIVATE_FILE, "store file")
-                  for suffix in STORE_SUFFIXES]
-    return [f for f in found if f is not None]
-
-
 @admin
 async def status(request: Request) -> Response:
     ctx = ctx_of(request)
@@ -87,6 +54,5 @@ async def status(request: Request) -> Response:
                      "window_seconds": replica_store.RECENT},
         "endpoints_without_key": await keyless(ctx),
         "auth": {"admin_token": s.admin_token is not None, "keys_required": keys_required(s)},
-        "loose_modes": loose_modes(s),
     }
     return ok(summary)

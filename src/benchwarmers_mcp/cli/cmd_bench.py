@@ -42,9 +42,6 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
           f"{'required' if auth.get('keys_required') else 'not required'}")
     if reply.get("endpoints_without_key"):
         note(f"no key for: {', '.join(reply['endpoints_without_key'])} (bench endpoint key <name>)")
-    for loose in reply.get("loose_modes") or ():
-        note(f"the {loose['what']} {loose['path']} is {loose['mode']}: others on this machine can read every answer"
-             f" in it; run: {loose['fix']}")
     if reply["version"] != __version__:
         note(f"this CLI is {__version__}; the server is {reply['version']}")
     return 0
