@@ -219,8 +219,15 @@ def test_status_collections_models_endpoints_and_settings(bench_with_models: str
     assert "bench/core:merged" not in collections.stdout
     shown = ok(bench(bench_with_models, "collection", "show", "core"))
     assert "members     alpha, beta-free, gamma" in shown.stdout
+    together = next(line for line in shown.stdout.splitlines() if line.startswith("together"))
+    assert "can -" not in together and "no member capability shared by all" in together, together
     models = ok(bench(bench_with_models, "models", "--find", "alp"))
     assert "alpha" in models.stdout and "gamma" not in models.stdout
+    # the status every page shows (engine/roster.py), with why, in the listing and in model show
+    row = next(line for line in models.stdout.splitlines() if line.startswith("alpha"))
+    assert " untested " in row and "has not answered yet" in row, row
+    one = ok(bench(bench_with_models, "model", "show", "alpha"))
+    assert "status   untested: has not answered yet" in one.stdout and "alpha: vendor/alpha on fake" in one.stdout
     endpoints = ok(bench(bench_with_models, "endpoints"))
     assert "fake" in endpoints.stdout and "keys file" in endpoints.stdout and SECRET not in endpoints.stdout
     assert ok(bench(bench_with_models, "endpoint", "list")).stdout == endpoints.stdout
@@ -407,3 +414,14 @@ def test_quotas_from_a_stand_in_server_and_an_older_one(net: Loopback, bench: Be
     with net.serving(Starlette(routes=[Route("/bench/quotas", missing)])) as base:
         older = bench(base, "quotas")
     assert older.returncode == 1 and "older than this CLI" in older.stderr
+
+
+def test_model_register_refuses_a_name_the_endpoint_does_not_list_unless_forced(
+        bench_with_models: str, bench: Bench) -> None:
+    refused = bench(bench_with_models, "model", "register", "alpah", "--endpoint", "fake")
+    assert refused.returncode == 1, refused.stdout
+    assert "fake does not list alpah" in refused.stderr and "--force" in refused.stderr
+    assert "alpah" not in ok(bench(bench_with_models, "models")).stdout, "nothing registered"
+    forced = ok(bench(bench_with_models, "model", "register", "alpah", "--endpoint", "fake", "--force"))
+    assert "registered alpah (alpah on fake, untested)" in forced.stdout
+    assert "warning: fake does not list alpah" in forced.stderr and "registered anyway" in forced.stderr
