@@ -6,9 +6,11 @@ One mapping reads models.dev's shape, whether it comes from the bundled ``models
 
 What an entry is, read from what models.dev offers (it has no field for either):
 
-- ``kind``: ``chat`` (takes and makes text), or what else it is: ``embedding``, ``rerank`` and
-  ``speech`` (speech to text, text to speech) by the words of its id, ``image``, ``audio`` (music
-  too) and ``video`` by its modalities (it makes no text, or makes sound or video beside text).
+- ``kind``: ``chat`` (takes and makes text, whatever else it takes or makes: an omni model that
+  also speaks is a chat model), or what else it is: ``embedding``, ``rerank``, ``speech`` (speech to
+  text, text to speech) and ``audio`` (music: Lyria writes a line of text beside its song) by the
+  words of its id, else ``image``, ``audio`` and ``video`` by its modalities (it makes no text, or
+  takes none).
 - ``subscription``: a plan you pay for by the month (coding and token plans, GitHub Copilot, GitLab
   Duo, Fireworks' Firepass), told by the provider's id: models.dev prices their models at $0 a token
   because the plan pays for them, so $0 there is not free.
@@ -30,7 +32,8 @@ KINDS = ("chat", "embedding", "rerank", "speech", "image", "audio", "video")
 # kimi-for-coding, github-copilot, gitlab, firepass, ...)
 SUBSCRIPTION = re.compile(r"coding-plan|token-plan|for-coding|copilot|^gitlab$|firepass", re.I)
 KIND_WORDS = (("embedding", re.compile(r"embed", re.I)), ("rerank", re.compile(r"rerank", re.I)),
-              ("speech", re.compile(r"whisper|transcri|speech|tts($|[-_/.:])", re.I)))
+              ("speech", re.compile(r"whisper|transcri|speech|tts($|[-_/.:])", re.I)),
+              ("audio", re.compile(r"lyria|music", re.I)))
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,6 @@ class Entry:
         ins, outs = self.facts.get("input_modalities"), self.facts.get("output_modalities")
         if outs and "text" not in outs:
             return next((m for m in outs if m in KINDS), "image")
-        for made in ("audio", "video"):
-            if outs and made in outs:
-                return made
         if ins and "text" not in ins:
             return "speech" if "audio" in ins else next((m for m in ins if m in KINDS), "image")
         return "chat"
