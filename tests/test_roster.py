@@ -72,6 +72,11 @@ async def everywhere(api: httpx.AsyncClient, alias: str) -> set[str]:
                     alias)}
     for page in ("/", "/registered"):
         seen.add(_row_status((await api.get(page)).text, alias))
+    glance = (await api.get("/")).text  # At a glance's "Models to watch" (what was "Resting and pending")
+    watched = re.findall(rf'<li><span class="chip[^"]*">([a-z ]+)</span> <strong>{re.escape(alias)}</strong>', glance)
+    seen.update(watched)
+    if seen & {"retiring", "gone", "failing", "resting"}:
+        assert watched, f"{alias} is listed under Models to watch"
     health = (await api.get("/health-checks")).text
     row = re.search(rf'<tr data-alias="{re.escape(alias)}">(.*?)</tr>', health, re.S)
     assert row
