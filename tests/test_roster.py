@@ -15,7 +15,17 @@ from benchwarmers_mcp.engine import roster
 from benchwarmers_mcp.engine.roster import Failed, Signs, Status, status_of
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store.models import ModelRecord
-from tests.catalog.kit import FakeProvider, Outbound, add_endpoint, error, gateway, listed, post, register, said
+from tests.catalog.kit import (
+    FakeProvider,
+    Outbound,
+    add_endpoint,
+    error,
+    gateway,
+    listed,
+    post,
+    register,
+    said,
+)
 
 NOW = 1_800_000_000.0
 MODEL = ModelRecord("m", "vendor/m", "prov", "m")
