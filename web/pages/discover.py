@@ -133,7 +133,7 @@ async def load(view: View) -> dict[str, Any]:
     return {"rows": page, "total": len(chosen), "offset": offset, "per_page": PER_PAGE, "given": given,
             "reach_chosen": reach, "reach_words": REACH_WORDS, "catalog": await status(ctx),
             "modalities": modalities(e.facts for e in catalog.entries), "endpoints": others, "modes": MODES,
-            **discover.choices(catalog, chosen),
+            **discover.choices(catalog, chosen, filters.every_kind),
             "previous": _link(given, max(0, offset - PER_PAGE)) if offset else None,
             "next": _link(given, offset + PER_PAGE) if offset + PER_PAGE < len(chosen) else None}
 

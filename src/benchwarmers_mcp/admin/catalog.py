@@ -112,7 +112,7 @@ async def discover_rows(request: Request) -> Response:
     chosen = discover.rows(catalog, await endpoint_store.list_all(ctx.db), await fact_store.matched_entries(ctx.db),
                            await first_seen(ctx, catalog, now), now, filters)
     return ok({"rows": chosen[offset:offset + limit], "total": len(chosen), "offset": offset, "limit": limit,
-               "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen)})
+               "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen, filters.every_kind)})
 
 
 async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, str | None]:

@@ -121,12 +121,14 @@ def rows(catalog: Catalog, endpoints: Iterable[Endpoint], bench: Mapping[str, li
     return sorted(out, key=sort_key)
 
 
-def choices(catalog: Catalog, chosen: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """What a filter bar offers: every provider of the catalog (id, name, entries), the reach
-    values, and how many of the rows the filters kept are of each reach, free and new."""
+def choices(catalog: Catalog, chosen: Iterable[Mapping[str, Any]], every_kind: bool = False) -> dict[str, Any]:
+    """What a filter bar offers: every provider of the catalog (id, name, entries: its chat models,
+    or every kind's with ``every_kind``, as the rows count them), the reach values, and how many of
+    the rows the filters kept are of each reach, free and new."""
     entries: dict[str, int] = {}
     for entry in catalog.index.entries.values():
-        entries[entry.provider] = entries.get(entry.provider, 0) + 1
+        if every_kind or entry.kind == "chat":
+            entries[entry.provider] = entries.get(entry.provider, 0) + 1
     reach = dict.fromkeys(REACH, 0)
     free = new = 0
     for r in chosen:
