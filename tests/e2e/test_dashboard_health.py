@@ -82,7 +82,7 @@ def test_action_needed_health_scheduler_and_the_chip_in_a_browser(browser: Brows
         chip.get_by_role("button", name="Details").click()
         expect(page.locator("#onboarding-details")).to_contain_text("[4/5] probe: ok")
         shot(page, "onboarding-details")
-        page.locator("#onboarding-details").get_by_role("button", name="Close").click()
+        page.locator("#onboarding-details").get_by_role("button", name="Cancel").click()
         chip.get_by_role("button", name="Clear").click()
         expect(chip).to_be_empty()
         assert watch.errors == []
