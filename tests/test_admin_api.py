@@ -188,12 +188,12 @@ def test_an_unreachable_endpoint_is_reported_beside_the_others(api: httpx.Client
 def test_registering_derives_the_alias_and_refuses_duplicates(api: httpx.Client, upstream: str) -> None:
     add_fake(api, upstream)
     first = register(api, "poolside/laguna-s-2.1:free")
-    assert first["alias"] == "laguna-s-2.1-free" and first["status"] == "active"
+    assert first["alias"] == "laguna-s-2.1-free" and first["status"] == "untested"
     other = register(api, "elsewhere/laguna-s-2.1:free")
     assert other["alias"] == "laguna-s-2.1-free-2"
     named = register(api, "vendor/gamma", alias="my-gamma", role="code", ad_hoc=True, context_window=32000)
-    assert (named["alias"], named["role"], named["status"], named["context_window"]) == (
-        "my-gamma", "code", "ad hoc", 32000)
+    assert (named["alias"], named["role"], named["status"], named["ad_hoc"], named["context_window"]) == (
+        "my-gamma", "code", "untested", True, 32000)
     again = post(api, "/api/model/register", {"served": "poolside/laguna-s-2.1:free", "endpoint": "fake"})
     assert again.status_code == 400 and "already on the bench as 'laguna-s-2.1-free'" in error_of(again)
     taken = post(api, "/api/model/register", {"served": "x/y", "endpoint": "fake", "alias": "my-gamma"})
@@ -232,10 +232,10 @@ def test_models_change_retire_and_restore(api: httpx.Client, upstream: str) -> N
     active = api.get("/api/models", params={"active": "1"}).json()["models"]
     assert [m["alias"] for m in active] == ["alpha"]
     statuses = {m["alias"]: m["status"] for m in api.get("/api/models").json()["models"]}
-    assert statuses == {"alpha": "active", "beta": "retired"}
+    assert statuses == {"alpha": "untested", "beta": "retired"}
 
     restored = post(api, "/api/model/restore", {"alias": "beta"}).json()
-    assert restored["model"]["status"] == "active" and restored["member_of"] == ["core"]
+    assert restored["model"]["status"] == "untested" and restored["member_of"] == ["core"]
     not_retired = post(api, "/api/model/restore", {"alias": "beta"})
     assert not_retired.status_code == 400 and "not retired" in error_of(not_retired)
     found = api.get("/api/models", params={"find": "alp"}).json()["models"]

@@ -202,7 +202,7 @@ def test_ask_json_prints_the_completion(bench_with_models: str, bench: Bench) ->
 def test_ask_exits_1_when_no_seat_answers(gateway: str, upstream: str, served: FakeUpstream, net: Loopback, bench: Bench) -> None:
     with net.client(base_url=gateway) as api:
         api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
-        api.post("/api/model/register", json={"served": "bad?fail=500", "endpoint": "fake", "alias": "bad"})
+        api.post("/api/model/register", json={"served": "bad?fail=500", "endpoint": "fake", "alias": "bad", "force": True})
         api.post("/api/collection", json={"name": "broken", "members": ["bad"]}).raise_for_status()
     result = bench(gateway, "ask", "broken", "hello")
     assert result.returncode == 1
@@ -220,8 +220,15 @@ def test_status_collections_models_endpoints_and_settings(bench_with_models: str
     assert "bench/core:merged" not in collections.stdout
     shown = ok(bench(bench_with_models, "collection", "show", "core"))
     assert "members     alpha, beta-free, gamma" in shown.stdout
+    together = next(line for line in shown.stdout.splitlines() if line.startswith("together"))
+    assert "can -" not in together and "no member capability shared by all" in together, together
     models = ok(bench(bench_with_models, "models", "--find", "alp"))
     assert "alpha" in models.stdout and "gamma" not in models.stdout
+    # the status every page shows (engine/roster.py), with why, in the listing and in model show
+    row = next(line for line in models.stdout.splitlines() if line.startswith("alpha"))
+    assert " untested " in row and "has not answered yet" in row, row
+    one = ok(bench(bench_with_models, "model", "show", "alpha"))
+    assert "status   untested: has not answered yet" in one.stdout and "alpha: vendor/alpha on fake" in one.stdout
     endpoints = ok(bench(bench_with_models, "endpoints"))
     assert "fake" in endpoints.stdout and "keys file" in endpoints.stdout and SECRET not in endpoints.stdout
     assert ok(bench(bench_with_models, "endpoint", "list")).stdout == endpoints.stdout
@@ -259,7 +266,8 @@ def test_model_changes_from_the_cli(bench_with_models: str, bench: Bench) -> Non
     ok(bench(bench_with_models, "model", "role", "gamma", "code"))
     ok(bench(bench_with_models, "model", "ad-hoc", "gamma", "on"))
     data = json.loads(ok(bench(bench_with_models, "models", "--find", "gamma", "--json")).stdout)["models"][0]
-    assert (data["role"], data["status"], data["vision"], data["tools"]) == ("code", "ad hoc", True, False)
+    assert (data["role"], data["ad_hoc"], data["vision"], data["tools"]) == ("code", True, True, False)
+    assert data["status"] == "untested", "ad hoc is a setting beside the status, never a status"
     unknown = ok(bench(bench_with_models, "model", "set", "gamma", "--vision", "unknown", "--context", "unknown"))
     assert "vision unknown" in unknown.stdout and "context unknown" in unknown.stdout
     bad_role = bench(bench_with_models, "model", "role", "gamma", "wizard")
@@ -407,3 +415,14 @@ def test_quotas_from_a_stand_in_server_and_an_older_one(net: Loopback, bench: Be
     with net.serving(Starlette(routes=[Route("/bench/quotas", missing)])) as base:
         older = bench(base, "quotas")
     assert older.returncode == 1 and "older than this CLI" in older.stderr
+
+
+def test_model_register_refuses_a_name_the_endpoint_does_not_list_unless_forced(
+        bench_with_models: str, bench: Bench) -> None:
+    refused = bench(bench_with_models, "model", "register", "alpah", "--endpoint", "fake")
+    assert refused.returncode == 1, refused.stdout
+    assert "fake does not list alpah" in refused.stderr and "--force" in refused.stderr
+    assert "alpah" not in ok(bench(bench_with_models, "models")).stdout, "nothing registered"
+    forced = ok(bench(bench_with_models, "model", "register", "alpah", "--endpoint", "fake", "--force"))
+    assert "registered alpah (alpah on fake, untested)" in forced.stdout
+    assert "warning: fake does not list alpah" in forced.stderr and "registered anyway" in forced.stderr

@@ -144,18 +144,18 @@ def test_the_health_page_shows_status_history_outcomes_and_speed(api: httpx.Clie
     assert page.status_code == 200 and "<h1>Health</h1>" in page.text
     status = re.search(r'<table id="health-status">(.*?)</table>', page.text, re.S).group(1)  # type: ignore[union-attr]
     row = {a: re.search(rf'<tr data-alias="{a}">(.*?)</tr>', status, re.S).group(1) for a in (sage, gone)}  # type: ignore[union-attr]
-    assert 'chip ok">ok<' in row[sage] and 'chip err">failing<' in row[gone]
+    assert re.search(r'chip ok"[^>]*>healthy<', row[sage]) and re.search(r'chip err"[^>]*>failing<', row[gone])
     assert "upstream 500" in row[gone] and 'chip err">other<' in row[gone]
     assert f"Probe {sage} now" in row[sage]
     # 14 days in the table beside the chart, today's row counting every probe call
     outcomes = re.search(r'<table id="outcomes-table" data-chart-table>(.*?)</table>', page.text, re.S).group(1)  # type: ignore[union-attr]
     days = re.findall(r'<tr data-x="(\d+)"><th scope="row">([\d-]+)</th><td class="num" data-value="(\d+)">'
                       r'\d+</td><td class="num" data-value="(\d+)">', outcomes)
-    assert len(days) == 14 and [int(d[0]) for d in days] == sorted(int(d[0]) for d in days)
+    assert len(days) == 14 and [int(d[0]) for d in days] == sorted((int(d[0]) for d in days), reverse=True)
     health = api.get("/api/health").json()["models"]
-    answered = sum(d["answered"] for m in health for d in m["days"] if d["date"] == days[-1][1])
-    failed = sum(d["failed"] for m in health for d in m["days"] if d["date"] == days[-1][1])
-    assert (int(days[-1][2]), int(days[-1][3])) == (answered, failed) and answered >= 7 and failed >= 1
+    answered = sum(d["answered"] for m in health for d in m["days"] if d["date"] == days[0][1])
+    failed = sum(d["failed"] for m in health for d in m["days"] if d["date"] == days[0][1])
+    assert (int(days[0][2]), int(days[0][3])) == (answered, failed) and answered >= 7 and failed >= 1
     assert 'data-chart-for="outcomes-table" data-chart="days"' in page.text and "uPlot.iife.min.js" in page.text
     speed = re.search(r'<table id="speed-table">(.*?)</table>', page.text, re.S).group(1)  # type: ignore[union-attr]
     assert speed.count(f"<th scope=\"row\">{sage}</th>") == 2 and "large" in speed and "tiny" in speed
@@ -174,7 +174,8 @@ def test_settings_runs_the_scheduler_over_its_admin_routes(api: httpx.Client) ->
     jobs = api.get("/api/scheduler").json()["jobs"]
     for job in jobs:
         assert f'<tr data-job="{job["name"]}">' in region and f"Run {job['name']} now" in region
-    assert "scheduler off" in region  # no next run while it is off
+    assert "none: the scheduler is off" in region  # no next run while it is off
+    assert 'chip ok">on<' not in region, "a job reads off while the scheduler is off"
     assert api.post("/api/scheduler", json={"mode": "log-only"}).status_code == 200
     region = api.get("/settings").text
     assert re.search(r'value="log-only" checked', region)

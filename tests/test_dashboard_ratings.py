@@ -71,9 +71,13 @@ def test_the_ratings_page_draws_mean_and_interval_from_known_verdicts(api: httpx
     assert [a for a, _ in rows] == ["b", "a", "x", "y"], "members first, then the rest, best first"
     by = dict(rows)
     assert by["b"][1] == "member" and by["x"][1] == "—"
-    assert by["b"][2] == "79%" and by["a"][2] == "29%" and by["x"][2] == "77%" and by["y"][2] == "50%"
+    assert by["b"][2] == "79%" and by["a"][2] == "29%" and by["x"][2] == "77%"
+    assert by["y"][2] == "—" and by["y"][3] == "—", "no verdict: no figure, never the prior shown as one"
     assert near(by["b"][3], beta_interval(11, 3)) and near(by["a"][3], beta_interval(4, 10))
-    assert by["b"][5] == "panel 9/10" and by["y"][5] == "none"
+    assert by["b"][4].startswith("10 judged answers") and "panel 9/10" in by["b"][4] and by["y"][4] == "—"
+    # no false claim: "0 of 10" beside its interval, never the prior as "N% confidently wrong"
+    assert by["b"][5].startswith("0 of 10 false claims (") and by["y"][5] == "—"
+    assert by["y"][6] == "—", "no call: nothing answered, not a prior of 50%"
     assert by["y"][-1] == "unrated" and by["b"][-1] in ("rated", "learning")
 
     drawn = bars(page.text)
@@ -99,14 +103,15 @@ def test_the_ratings_page_draws_mean_and_interval_from_known_verdicts(api: httpx
     assert core
     cells = {alias: re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", cell)).strip() for alias, cell in re.findall(
         r'<th scope="row">(\w+)</th>.*?<td class="rating-cell">(.*?)</td>', core.group(1), re.S)}
-    assert cells["b"].startswith(f"79% ({by['b'][3]})") and cells["a"].startswith(f"29% ({by['a'][3]})")
+    assert cells["b"].startswith(f"79% ({by['b'][3]}, 10 judged answers)")
+    assert cells["a"].startswith(f"29% ({by['a'][3]}, 10 judged answers)"), "the interval beside its evidence"
     assert 'href="/ratings?collection=core"' in core.group(1)
 
     # At a glance: each model's rating over every collection and shape in the roster
     glance = api.get("/").text
     shown = {alias: re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", cell)).strip() for alias, cell in re.findall(
         r'<tr [^>]*data-alias="(\w+)">.*?<td class="rating-cell">(.*?)</td>', glance, re.S)}
-    assert shown["b"].startswith("79% (") and shown["x"].startswith("77% (") and shown["y"] == "unrated"
+    assert shown["b"].startswith("79% (") and shown["x"].startswith("77% (") and shown["y"] == "—"
 
 
 def test_a_suggestion_is_in_action_needed_and_accept_changes_the_collection(api: httpx.Client,

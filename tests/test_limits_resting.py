@@ -23,6 +23,7 @@ import httpx
 import openai
 import pytest
 
+from benchwarmers_mcp.clock import iso
 from benchwarmers_mcp.context import Access, Context, RouteTuning
 from benchwarmers_mcp.engine.panel import PanelRun, start_panel
 from benchwarmers_mcp.engine.route import start_turn
@@ -207,7 +208,7 @@ async def test_a_member_that_would_wait_for_its_window_says_so_in_its_seat_at_on
     resets = window.record.reset_at
     assert resets is not None and resets == pytest.approx(bench.clock.now() + WINDOW, abs=30)
     assert "not sent" in member.error and "0 left" in member.error and "try again in 6 m" in member.error
-    assert f"(at {quota.iso(resets)})" in member.error, "it says when it can be called again"
+    assert f"(at {iso(resets)})" in member.error, "it says when it can be called again"
     assert bench.clock.slept == [], "the seat did not wait in the pacer"
     assert bench.fake.count(SERVED["aa-tight"]) == 1
     rows = sorted((r for r in await ledger.rows(bench.db) if r.alias == "aa-tight"), key=lambda r: r.t)

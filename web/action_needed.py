@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from benchwarmers_mcp.engine import roster
 from benchwarmers_mcp.health import alerts as health_alerts
 from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.store import alerts as alert_store
+from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import panels as panel_store
 from benchwarmers_mcp.store import ratings as rating_store
 from benchwarmers_mcp.store.ratings import SuggestionRow
@@ -36,8 +38,10 @@ log = logging.getLogger("benchwarmers.web")
 
 TONES = {"retiring": "err", "retired": "", "connection_held": "err", "registration": "warn", "went_paid": "warn",
          "auth": "err", "billing": "err", "model_gone": "err"}
-LABELS = {"connection_held": "connection held", "went_paid": "went paid", "model_gone": "may be gone",
-          "registration": "not listed", "auth": "key refused", "billing": "billing"}
+LABELS = {"connection_held": "connection held", "went_paid": "went paid", "registration": "not listed",
+          "auth": "key refused", "billing": "billing"}
+# alerts that say how a model is doing: their chip is the model's status, the word every page shows
+STATUS_KINDS = frozenset({"retiring", "model_gone"})
 CONFIRM = {"Retire": "Retire {subject}? It leaves its collections; Restore puts it back.",
            "Retire all": "Retire every model on {subject}?"}
 # an action whose answer is what a page shows (it reads, though by POST: it calls the endpoint): a link there
@@ -115,14 +119,22 @@ def _buttons(actions: list[dict[str, Any]], subject: str) -> tuple[Button, ...]:
 @source("alerts", live={"alert"})
 async def open_alerts(view: View) -> list[Item]:
     """Open alerts the user has not dismissed, oldest first; a retired one is under "retired
-    automatically this week" while it is this week's."""
-    recent = {r["alias"] for r in await health_alerts.retired_this_week(view.ctx.db, view.ctx.clock.now())}
+    automatically this week" while it is this week's. An alert about how a model is doing (retiring,
+    gone) wears the model's status (``engine.roster``), the word every page shows."""
+    db, now = view.ctx.db, view.ctx.clock.now()
+    recent = {r["alias"] for r in await health_alerts.retired_this_week(db, now)}
+    alerts = await alert_store.open_alerts(db)
+    about = {a.subject for a in alerts if a.kind in STATUS_KINDS}
+    models = [m for m in await model_store.list_all(db) if m.alias in about] if about else []
+    statuses = await roster.read(db, models, now, answers=False)  # whether it answered bars nobody here
     out = []
-    for a in await alert_store.open_alerts(view.ctx.db):
+    for a in alerts:
         if a.kind == "retired" and a.subject in recent:
             continue
-        out.append(Item(LABELS.get(a.kind, a.kind), a.subject, a.message, a.at,
-                        TONES.get(a.kind, "warn"), _buttons(health_alerts.actions(a), a.subject)))
+        status = statuses.statuses.get(a.subject) if a.kind in STATUS_KINDS else None
+        label, tone = (status.word, status.tone or "warn") if status else (LABELS.get(a.kind, a.kind),
+                                                                             TONES.get(a.kind, "warn"))
+        out.append(Item(label, a.subject, a.message, a.at, tone, _buttons(health_alerts.actions(a), a.subject)))
     return out
 
 
@@ -147,7 +159,8 @@ def _figures(brief: Any) -> str:
     if not isinstance(brief, dict) or "mean" not in brief:
         return ""
     low, high = brief.get("interval") or (brief["mean"], brief["mean"])
-    return f"{brief['mean']:.0%} useful ({100 * low:.0f}–{100 * high:.0f}%, {weight(brief.get('weight'))} verdicts)"
+    verdicts = weight(brief.get("weight"))
+    return f"{brief['mean']:.0%} useful ({100 * low:.0f}–{100 * high:.0f}%, {verdicts} verdict{'' if verdicts == '1' else 's'})"
 
 
 def suggestion_message(s: SuggestionRow) -> str:

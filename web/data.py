@@ -7,47 +7,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import roster as engine_roster
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import preferences, stats
 from benchwarmers_mcp.store import suite as suite_store
-from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.suite import stats as suite_stats
-
-STATUS_TONE = {"healthy": "ok", "resting": "warn", "empty reply": "warn", "slow": "warn", "failing": "err",
-               "retired": "", "untested": ""}
-
-
-def status_of(m: ModelRecord, resting: frozenset[str], last: str | None) -> str:
-    if m.retired:
-        return "retired"
-    if m.alias in resting:
-        return "resting"
-    if last is None:
-        return "untested"
-    return {"ok": "healthy", "empty": "empty reply", "timeout": "slow"}.get(last, "failing")
 
 
 async def roster(ctx: Context, *, include_retired: bool = True) -> list[dict[str, Any]]:
+    """Every model with its status (``engine.roster``: the word, its tone and why), its record and
+    when it last answered (from any source, a health check too)."""
     models = await model_store.list_all(ctx.db, include_retired=include_retired)
     endpoints = {e.name: e for e in await endpoint_store.list_all(ctx.db)}
     helped = await stats.helped(ctx.db)
-    last_at = await stats.last_answers(ctx.db)
-    last = await stats.last_status(ctx.db)
     calls = await stats.answers(ctx.db)
-    resting = await ctx.resting()
+    now = ctx.clock.now()
+    statuses = await engine_roster.read(ctx.db, models, now)
     out = []
     for m in models:
-        status = status_of(m, resting, last.get(m.alias))
+        status = statuses[m.alias]
         record = helped.get(m.alias, {"useful": 0, "judged": 0})
         e = endpoints.get(m.endpoint)
         out.append({"alias": m.alias, "served": m.served, "endpoint": m.endpoint,
                     "connection": e.connection_name if e else m.endpoint, "role": m.role, "ad_hoc": m.ad_hoc,
-                    "status": status, "tone": STATUS_TONE.get(status, ""), "retired": m.retired,
+                    "status": status.word, "tone": status.tone, "status_why": status.why, "retired": m.retired,
                     "retired_why": m.retired_why, "retired_at": m.retired_at, "vision": m.vision, "tools": m.tools,
                     "context_window": m.context_window, "max_output": m.max_output,
                     "useful": record["useful"], "judged": record["judged"], "calls": calls.get(m.alias, 0),
-                    "last_answer": last_at.get(m.alias)})
+                    "last_answer": statuses.answered.get(m.alias)})
     return out
 
 

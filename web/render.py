@@ -1,12 +1,12 @@
 """Pages rendered on the server with Jinja2 (autoescaped: every value is escaped unless a
-template says otherwise, and none does), with the filters every page shares."""
+template says otherwise, and none does), with the filters every page shares. Times are written by
+``clock.py``'s helpers, the ones the admin API and the CLI use: ``when`` (one date format), ``ago``
+(one relative time, past or future: ``3 min ago``, ``in 5 min``), ``day`` and ``iso``."""
 
 from __future__ import annotations
 
 import gzip
 import re
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from benchwarmers_mcp import clock
 from benchwarmers_mcp.web.assets import Assets
 from benchwarmers_mcp.web.security import HEADERS
 
@@ -21,37 +22,19 @@ TEMPLATES = Path(__file__).parent / "templates"
 GZIP_FROM = 1400  # bytes: smaller pages go as they are
 
 
-def when(ts: float | None) -> str:
-    if not ts:
-        return "never"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def iso(value: Any) -> str:
+    """A ``<time datetime>``: ``clock.iso``, or nothing for no time (epoch seconds or ISO text)."""
+    return clock.iso(clock.moment_of(value)) or ""
 
 
-def day(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else ""
+def when(value: Any, never: str = "never") -> str:
+    """``clock.when`` of epoch seconds or ISO text (what the admin API's overviews hold)."""
+    return clock.when(clock.moment_of(value), never)
 
 
-def iso(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
-
-
-def ago(ts: float | None, now: float | None = None) -> str:
-    if not ts:
-        return "never"
-    seconds = max(0, int((now or time.time()) - ts))
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
-        if seconds >= size:
-            return f"{seconds // size} {unit} ago"
-    return f"{seconds} s ago"
-
-
-def until(ts: float | None, now: float | None = None) -> str:
-    if not ts:
-        return ""
-    seconds = max(0, int(ts - (now or time.time())))
-    if seconds >= 3600:
-        return f"in {seconds // 3600} h {seconds % 3600 // 60} min"
-    return f"in {seconds // 60} min" if seconds >= 60 else f"in {seconds} s"
+def ago(value: Any, now: float | None = None, never: str = "never") -> str:
+    """``clock.ago`` of epoch seconds or ISO text: ``3 min ago``, ``in 5 min``."""
+    return clock.ago(clock.moment_of(value), now, never)
 
 
 def num(value: float | int | None) -> str:
@@ -97,7 +80,7 @@ def environment(assets: Assets) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["asset"] = assets.url
-    env.filters.update(when=when, day=day, iso=iso, ago=ago, until=until, num=num, tokens=tokens, yesno=yesno,
+    env.filters.update(when=when, day=clock.day, iso=iso, ago=ago, num=num, tokens=tokens, yesno=yesno,
                        dom_id=dom_id)
     env.globals["share"] = share
     return env

@@ -148,7 +148,7 @@ async def login_page(request: Request) -> Response:
     cookie = request.cookies.get(auth.COOKIE)
     signed_in = bool(token and cookie and auth.session_valid(cookie, token, time.time()))
     return render(s.env, request, "login.html", {
-        **_shared(ctx, s, None), "needed": bool(token), "signed_in": signed_in,
+        **_shared(ctx, s, None), "bare": True, "needed": bool(token), "signed_in": signed_in,
         "next": safe_next(request.query_params.get("next") or "/"), "python": sys.version.split()[0]})
 
 

@@ -26,12 +26,11 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.clock import Clock, local
+from benchwarmers_mcp.clock import Clock, iso, local
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import scheduler as store
 from benchwarmers_mcp.store.scheduler import Claim
-from benchwarmers_mcp.upstream.quota import iso
 
 log = logging.getLogger("benchwarmers.scheduler")
 JobFn = Callable[[Context], Awaitable[Any]]

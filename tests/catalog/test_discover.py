@@ -84,7 +84,8 @@ async def test_reach_filters_and_order(settings: Settings, monkeypatch: pytest.M
         assert groq_choice["entries"] == sum(1 for r in everything if r["provider"] == "groq")
         assert {p["id"] for p in page["providers"]} == {r["provider"] for r in everything}
         narrowed = (await api.get("/api/discover", params={"provider": "groq", "free": "yes"})).json()
-        assert narrowed["filters"] == {"free": True, "new": False, "find": "", "reach": None, "provider": "groq"}
+        assert narrowed["filters"] == {"free": True, "new": False, "find": "", "reach": None, "provider": "groq",
+                                      "every_kind": False}
         assert narrowed["counts"]["reach"]["bench"] == sum(1 for r in narrowed["rows"] if r["reach"] == "bench")
     assert outbound.blocked == []
 

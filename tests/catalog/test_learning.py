@@ -103,7 +103,7 @@ async def test_a_member_that_answers_tools_not_supported_fails_over_and_is_learn
         skipped = {s["alias"]: s["why"] for s in again.model_extra["bench"].get("skipped", [])}
         assert "does not call tools" in skipped[first["alias"]]
         models = (await api.get("/api/models")).json()["models"]
-        assert next(m for m in models if m["alias"] == first["alias"])["status"] == "active"  # not retired as gone
+        assert next(m for m in models if m["alias"] == first["alias"])["status"] != "retired"  # not retired as gone
 
 
 async def test_members_known_to_call_tools_go_first(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,7 +68,7 @@ async def test_the_listing_and_the_user_each_win_over_the_catalog(
         assert changed["model"]["facts"]["context_window"]["source"] == "user"
         cleared = await post(api, "/api/model", {"alias": listed_model["alias"], "context_window": None}, 200)
         assert cleared["model"]["context_window"] == 4096  # the listing shows through again
-        given = await register(api, "other-name", "groq", context_window=777)
+        given = await register(api, "other-name", "groq", context_window=777, force=True)  # not listed: forced
         assert given["facts"]["context_window"] == {**given["facts"]["context_window"], "value": 777, "source": "user"}
     assert outbound.blocked == []
 

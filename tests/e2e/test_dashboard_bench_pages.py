@@ -77,6 +77,7 @@ def test_discover_add_facts_and_benchmarks(browser: Browser, fake: FakeUpstream,
 
     # Add: to the onboarding queue through /api/discover/add; what happened is said, and the row
     # follows live (a change event) from the queue to "on the bench" with no reload
+    row.locator("details.menu > summary").click()  # a row's actions are in its menu
     expect(row.get_by_label(f"Endpoint for {KEY}")).to_have_value("local")
     row.get_by_label(f"Onboarding for {KEY}").select_option("quick")
     page.evaluate("window.__kept = true")  # gone if the page reloaded
@@ -87,6 +88,7 @@ def test_discover_add_facts_and_benchmarks(browser: Browser, fake: FakeUpstream,
 
     # Models: the facts of it, each with its source
     page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="Models", exact=True).click()
+    page.locator('tr[data-alias="gpt-4o-mini"] details.menu > summary').click()  # its actions, in its menu
     page.get_by_role("button", name="Facts of gpt-4o-mini").click()
     dialog = page.get_by_role("dialog", name="Facts of gpt-4o-mini")
     expect(dialog).to_be_visible()
@@ -94,7 +96,7 @@ def test_discover_add_facts_and_benchmarks(browser: Browser, fake: FakeUpstream,
     expect(window).to_contain_text("128,000")
     expect(window).to_contain_text("catalog")
     shot(page, "models-facts")
-    dialog.get_by_role("button", name="Close").click()
+    dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_be_hidden()
 
     # Benchmarks: the plots beside their tables, the heat map's cells coloured by class

@@ -39,7 +39,11 @@ async def test_list_collections_carries_each_members_rating(base: str, home: Pat
     sage, quill = core["ratings"]["sage"], core["ratings"]["quill"]
     assert sage["mean"] == pytest.approx(10 / 14, abs=1e-3) and sage["verdicts"] == pytest.approx(10, abs=0.1)
     assert sage["interval"][0] < sage["mean"] < sage["interval"][1]
-    assert quill["mean"] == 0.5 and quill["verdicts"] == 0.0 and quill["status"] == "unrated"
+    assert quill["mean"] == 0.5 and quill["verdicts"] == 0.0 and quill["rating"] == "unrated"
+    assert "status" not in quill, "a rating's standing is its own word, never a second status"
+    # each member's status: engine/roster.py's word and why, the one every page shows
+    assert {a: s["status"] for a, s in core["member_status"].items()} == {"sage": "healthy", "quill": "untested"}
+    assert core["member_status"]["sage"]["why"].startswith("answered ") and "not answered" in core["member_status"]["quill"]["why"]
     assert quill["interval"] == pytest.approx([0.135, 0.865], abs=1e-3), "the Beta(2, 2) prior alone"
 
 

@@ -1,6 +1,7 @@
 """Discover: every (provider, model) the catalog knows, as ``bench discover`` lists them (free
-first, then new, then reach), filtered by free, new, a modality, tools, vision, reach, provider
-and text; "Add" hands one to the onboarding queue through ``POST /api/discover/add``, the same
+first, then new, then reach; chat models unless every kind is asked for; a subscription plan's $0
+models labelled so, never free), one line a row, filtered by free, new, kind, a modality, tools,
+vision, reach, provider and text; a row's actions in a menu, on the endpoints that serve it; "Add" hands one to the onboarding queue through ``POST /api/discover/add``, the same
 path as ``bench discover add`` (checked, registered with the catalog's facts, probed and, in the
 full mode, run through the suite), and "Register now" registers it at once (``--now``). A row
 waiting in the queue says so. Nothing here touches the network: the rows come from the shipped
@@ -24,7 +25,7 @@ from benchwarmers_mcp.web.registry import Page, View
 
 PER_PAGE = 100
 REACH_WORDS = {"bench": "on the bench", "connected": "connected", "easy": "easy to add", "other": "other"}
-PARAMS = ("free", "new", "tools", "vision", "modality", "reach", "provider", "find")
+PARAMS = ("free", "new", "every_kind", "tools", "vision", "modality", "reach", "provider", "find")
 MODES = (("full", "full: probe and suite"), ("quick", "quick: probe only"), ("quick-adhoc", "quick, ad hoc"))
 
 
@@ -61,9 +62,11 @@ def modalities(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
 
 
 def price(row: Mapping[str, Any]) -> str:
-    """As ``bench discover`` writes it: free, ``$in/out`` per million tokens, or a dash."""
+    """As ``bench discover`` writes it: free, subscription, ``$in/out`` per million tokens, or a dash."""
     if row.get("free"):
         return "free"
+    if row.get("subscription"):
+        return "subscription"
     given = [row.get("price_in"), row.get("price_out")]
     if all(v is None for v in given):
         return "—"
@@ -75,13 +78,12 @@ def flag(value: Any) -> str:
 
 
 def _choices(row: Mapping[str, Any], others: list[Endpoint]) -> list[dict[str, str]]:
-    """Where "Add" may register a row: the endpoints that serve it (its own provider's, then hubs),
-    then any other real endpoint by name (as ``--endpoint NAME``)."""
+    """Where "Add" may register a row: the endpoints that serve it (its own provider's first, then
+    hubs that list it), never another in their place; only when none serves it, any real endpoint by
+    name (as ``--endpoint NAME``: its listing is checked when it is registered)."""
     out = [{"endpoint": r["endpoint"], "label": f"{r['endpoint']} ({'direct' if r['via'] == 'direct' else 'via hub'})"}
            for r in row["routes"]]
-    named = {c["endpoint"] for c in out}
-    out += [{"endpoint": e.name, "label": f"{e.name} (by name)"} for e in others if e.name not in named]
-    return out
+    return out or [{"endpoint": e.name, "label": f"{e.name} (by name)"} for e in others]
 
 
 def _waiting(row: Mapping[str, Any], queue: Mapping[tuple[str, str], str], others: list[Endpoint]) -> str | None:
@@ -115,7 +117,7 @@ async def load(view: View) -> dict[str, Any]:
     given = {name: view.arg(name) for name in PARAMS}
     reach = given["reach"] if given["reach"] in discover.REACH else ""
     filters = Filters(free=given["free"] == "1", new=given["new"] == "1", find=given["find"], reach=reach or None,
-                      provider=given["provider"] or None)
+                      provider=given["provider"] or None, every_kind=given["every_kind"] == "1")
     more = More(tools=given["tools"] == "1", vision=given["vision"] == "1", modality=given["modality"])
     catalog = await data.current(ctx.db)  # as it stands: a GET derives and notes nothing (a refresh does)
     # The queue before the models: an item ends only after its model is registered, so a row read in
@@ -131,7 +133,7 @@ async def load(view: View) -> dict[str, Any]:
     return {"rows": page, "total": len(chosen), "offset": offset, "per_page": PER_PAGE, "given": given,
             "reach_chosen": reach, "reach_words": REACH_WORDS, "catalog": await status(ctx),
             "modalities": modalities(e.facts for e in catalog.entries), "endpoints": others, "modes": MODES,
-            **discover.choices(catalog, chosen),
+            **discover.choices(catalog, chosen, filters.every_kind),
             "previous": _link(given, max(0, offset - PER_PAGE)) if offset else None,
             "next": _link(given, offset + PER_PAGE) if offset + PER_PAGE < len(chosen) else None}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchwarmers_mcp.engine import learning
+from benchwarmers_mcp.engine import roster as engine_roster
 from benchwarmers_mcp.store import collections as collection_store
-from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import logs, stats
 from benchwarmers_mcp.web.data import default_endpoint, first_run, roster, suite_recall
 from benchwarmers_mcp.web.pages.ratings import mini, row_of
@@ -16,6 +16,8 @@ from benchwarmers_mcp.web.registry import Page, View
 from benchwarmers_mcp.web.signin import choices
 
 RECENT = 5  # the newest panels it links to
+
+WATCH = ("retiring", "gone", "failing", "resting")  # the statuses "Models to watch" lists, with why
 
 
 async def load(view: View) -> dict[str, Any]:
@@ -37,11 +39,9 @@ async def load(view: View) -> dict[str, Any]:
         "active": [m for m in models if not m["retired"]],
         "judged": sorted((m for m in models if m["judged"]), key=lambda m: (-m["useful"] / m["judged"], m["alias"])),
         "connections": sorted({m["connection"] for m in models}),
-        "statuses": sorted({m["status"] for m in models}),
+        "statuses": [s for s in engine_roster.STATUSES if any(m["status"] == s for m in models)],
+        "watch": [m for m in models if m["status"] in WATCH],
         "roles": sorted({m["role"] for m in models}),
-        "alerts": await limit_store.open_alerts(db),
-        "pending": await limit_store.pending_retirements(db),
-        "rests": await limit_store.rests(db, view.now),
         "first_collection": collections[0].name if collections else None,
         "default_endpoint": await default_endpoint(view.ctx),
         "recent": await logs.panels(db, RECENT),

@@ -1,9 +1,10 @@
-"""Models: a card per connection with every model's facts (served name, role, context, output
-limit, vision, tools, ad hoc, status), each of the window, output, vision and tools with the
+"""Models: every model in one table, with the search and filters At a glance has (text, connection,
+status, role, retired), its facts (served name, role, context, output limit, vision, tools, ad hoc),
+its status as every page shows it (``engine.roster``), each of the window, output, vision and tools with the
 source it came from, and every fact the catalog knows with its source (you, learned, the endpoint's
 listing, the catalog as shipped or as refreshed), its detail and what it overrides; change the
-facts, retire with a reason, restore; and register more, from what the endpoints serve or by
-served name."""
+facts, retire with a reason, restore (a row's actions in a menu); and register more, from what the
+endpoints serve or by served name (refused when the endpoint's listing does not name it, unless forced)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from benchwarmers_mcp.catalog import data, merge
 from benchwarmers_mcp.catalog.data import MODELS_DEV, Catalog
+from benchwarmers_mcp.engine import roster as engine_roster
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store.facts import FactRow
@@ -79,14 +81,16 @@ async def load(view: View) -> dict[str, Any]:
     catalog = await data.current(view.ctx.db)  # the facts as stored: a GET derives nothing
     base = (await catalog_store.feeds(view.ctx.db, with_bodies=False)).get(MODELS_DEV)
     refreshed_base = bool(base and base.fetched_at)  # a refreshed models.dev replaced the snapshot
-    models = await roster(view.ctx)
-    known = await fact_store.rows_for(view.ctx.db, [m["alias"] for m in models])
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for m in models:
+    listed = await roster(view.ctx)
+    known = await fact_store.rows_for(view.ctx.db, [m["alias"] for m in listed])
+    models = []
+    for m in sorted(listed, key=lambda m: (m["connection"], m["alias"])):
         table = fact_table(known.get(m["alias"], []), catalog, refreshed_base)
-        groups.setdefault(m["connection"], []).append({**m, "facts": table, "sources": _by_fact(table)})
-    return {"groups": sorted(groups.items()), "roles": ROLES, "endpoints": await endpoint_rows(view.ctx),
-            "default_endpoint": await default_endpoint(view.ctx)}
+        models.append({**m, "facts": table, "sources": _by_fact(table)})
+    return {"models": models, "roles": ROLES, "endpoints": await endpoint_rows(view.ctx),
+            "connections": sorted({m["connection"] for m in models}),
+            "statuses": [s for s in engine_roster.STATUSES if any(m["status"] == s for m in models)],
+            "roles_shown": sorted({m["role"] for m in models}), "default_endpoint": await default_endpoint(view.ctx)}
 
 
 # not /models: that is OpenAI's model list for clients whose base URL has no /v1

@@ -25,7 +25,8 @@ from benchwarmers_mcp.web.render import weight
 # the chart: a row per model, its interval a bar across 0-100%, its mean a dot on the bar
 CHART_W, ROW, LABEL, RIGHT, TOP, AXIS = 560, 24, 150, 16, 6, 22
 SOURCES = ("panel", "route", "shadow", "suite")
-STATUS_TONE = {"rated": "ok", "learning": "", "unrated": "", "confidently wrong": "err", "dead": "err"}
+STATUS_TONE = {"rated": "ok", "learning": "", "unrated": "", "confidently wrong": "err"}
+NONE = "—"  # no evidence: nothing to show, never the prior dressed as a figure
 SHAPE_CHOICES = tuple(s for s in (*SHAPES, "route") if s)
 
 
@@ -47,14 +48,32 @@ def evidence_text(counts: Mapping[str, Mapping[str, int]]) -> str:
     return " · ".join(parts)
 
 
+def plural(n: int | float, one: str, many: str = "") -> str:
+    return f"{n:g} {one if n == 1 else many or one + 's'}"
+
+
+def judged_count(counts: Mapping[str, Mapping[str, int]]) -> int:
+    """The judged answers behind a rating (verdicts and suite answers, raw), as the evidence column counts them."""
+    return sum(c.get("good", 0) + c.get("bad", 0) for s, c in counts.items() if s != "health")
+
+
 def row_of(r: Rating, member: bool) -> dict[str, Any]:
-    """A rating as the table and the chart show it."""
+    """A rating as the table and the chart show it: each figure beside the evidence it stands on (the
+    interval and the count together), and ``—`` where there is no evidence at all."""
     low, high = r.interval
     wlow, whigh = r.wrong_interval
+    n = judged_count(r.counts)
+    health = r.counts.get("health", {})
+    answered, calls = health.get("good", 0), health.get("good", 0) + health.get("bad", 0)
+    hlow, hhigh = r.health_interval
     return {"alias": r.alias, "member": member, "mean": r.mean, "low": low, "high": high,
-            "mean_text": pct(r.mean), "between": between(r.interval), "weight": weight(r.weight),
-            "evidence": evidence_text(r.counts), "wrong_text": pct(r.wrong_share), "wrong_between": between((wlow, whigh)),
-            "wrong_verdicts": r.wrong_verdicts, "health_text": pct(r.health), "health_calls": int(r.health_calls),
+            "mean_text": pct(r.mean) if r.judged else NONE, "between": between(r.interval) if r.judged else NONE,
+            "weight": weight(r.weight), "judged_n": n, "verdicts_text": plural(n, "judged answer") if n else NONE,
+            "evidence": evidence_text(r.counts),
+            "wrong_text": f"{r.wrong_verdicts} of {n}" if n else NONE,
+            "wrong_between": between((wlow, whigh)) if n else NONE, "wrong_verdicts": r.wrong_verdicts,
+            "health_text": f"{answered} of {calls}" if calls else NONE,
+            "health_between": between((hlow, hhigh)) if calls else NONE, "health_calls": calls,
             "judged": r.judged, "status": r.status, "tone": STATUS_TONE.get(r.status, "")}
 
 

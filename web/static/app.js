@@ -5,7 +5,9 @@
 //    refused says why and sends "bw:failed";
 //  - live pages (body[data-live]) listen to /api/events (server-sent events) and, on an event of
 //    their kinds, fetch themselves again and swap each [data-region] the user is not working in;
-//  - table filters ([data-table] controls), dialog openers ([data-open]), copy buttons ([data-copy]).
+//  - table filters ([data-table] controls), dialog openers ([data-open]), copy buttons ([data-copy]);
+//  - every dialog closes on its Cancel ([data-close]), on Escape and on a click on its backdrop; an
+//    open row menu (details.menu) closes when another opens or the click lands elsewhere.
 "use strict";
 (() => {
   const bw = (window.bw = { handlers: {}, kinds: new Set() });
@@ -181,8 +183,21 @@
     }
   });
 
-  // ---- dialogs and copy buttons ----
+  // ---- dialogs, row menus and copy buttons ----
+  // a click on a modal dialog's backdrop lands on the dialog itself, outside its box
+  const onBackdrop = (dialog, event) => {
+    if (!(dialog instanceof HTMLDialogElement) || !dialog.open || event.target !== dialog) return false;
+    const box = dialog.getBoundingClientRect();
+    return event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom;
+  };
   document.addEventListener("click", (event) => {
+    for (const menu of document.querySelectorAll("details.menu[open]")) {
+      if (!menu.contains(event.target)) menu.open = false;
+    }
+    if (onBackdrop(event.target, event)) {
+      event.target.close();
+      return;
+    }
     const opener = event.target.closest("[data-open]");
     if (opener) {
       const dialog = document.getElementById(opener.dataset.open);

@@ -12,6 +12,8 @@
     const heads = [...table.querySelectorAll("thead th")];
     const columns = heads.map((th, i) => ({ i, name: th.dataset.series })).filter((c) => c.name);
     const rows = [...table.querySelectorAll("tbody tr")].filter((r) => r.dataset.label !== undefined || r.dataset.x !== undefined);
+    // a time table lists the newest first; the chart's axis runs oldest to newest
+    if (rows.every((r) => r.dataset.x !== undefined)) rows.sort((a, b) => Number(a.dataset.x) - Number(b.dataset.x));
     const labels = rows.map((r) => r.dataset.label || "");
     const xs = rows.map((r, i) => (r.dataset.x !== undefined ? Number(r.dataset.x) : i));
     const series = columns.map((c) => ({

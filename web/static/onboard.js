@@ -5,6 +5,17 @@
   const bw = window.bw;
   const { el } = bw;
 
+  // ---- Register by served name: say what was registered, and any warning the registration gave ----
+  bw.handlers.registered = async (data, form) => {
+    const note = form.querySelector("#registered-note");
+    const m = data.model || {};
+    note.textContent = `Registered ${m.alias} (${m.served} on ${m.endpoint}).` + (data.warning ? ` Warning: ${data.warning}` : "");
+    note.classList.toggle("err", Boolean(data.warning));
+    note.classList.toggle("ok", !data.warning);
+    form.reset();
+    await bw.refresh();
+  };
+
   // ---- Test, then Save ----
   const signature = (form) => JSON.stringify(bw.collect(form));
 

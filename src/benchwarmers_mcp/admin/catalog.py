@@ -3,7 +3,7 @@ facts with their sources, and dismissing a candidate.
 
     GET  /api/catalog              where the catalog's data comes from, each feed's last refresh
     POST /api/catalog/refresh      fetch the feeds now (the only way, besides the catalog job)
-    GET  /api/discover             ?free=1&new=1&find=&reach=&provider=&limit=&offset=
+    GET  /api/discover             ?free=1&new=1&every_kind=1&find=&reach=&provider=&limit=&offset=
     POST /api/discover/add         {model: "provider/model", endpoint?, alias?, role?, mode?, now?}
     GET  /api/model/facts          ?alias=
     POST /api/candidates/dismiss   {key: "served@endpoint", undo?}
@@ -99,7 +99,7 @@ def _filters(request: Request) -> Filters:
         raise BadRequest(f"reach is one of {', '.join(discover.REACH)}")
     return Filters(free=query_flag(request, "free"), new=query_flag(request, "new"),
                    find=request.query_params.get("find") or "", reach=reach,
-                   provider=request.query_params.get("provider") or None)
+                   provider=request.query_params.get("provider") or None, every_kind=query_flag(request, "every_kind"))
 
 
 @admin
@@ -113,7 +113,7 @@ async def discover_rows(request: Request) -> Response:
     chosen = discover.rows(catalog, await endpoint_store.list_all(ctx.db), await fact_store.matched_entries(ctx.db),
                            await first_seen(ctx, catalog, now), now, filters, await own_app.providers(ctx.db))
     return ok({"rows": chosen[offset:offset + limit], "total": len(chosen), "offset": offset, "limit": limit,
-               "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen)})
+               "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen, filters.every_kind)})
 
 
 async def _served_as_listed(ctx: Context, plan: AddPlan) -> tuple[str, Listing, str | None]:
@@ -139,8 +139,8 @@ async def onboard(ctx: Context, endpoint: str, served: str, *, alias: str | None
     the catalog's facts, probed, and for ``full`` the suite), or with ``now`` registered at once
     through the same registration (``catalog.registration.register_new``)."""
     if now:
-        record = await register_new(ctx, served, endpoint, alias=alias, role=role or "general", listed=listed)
-        return {"model": await admin_models.described(ctx, record)}
+        done = await register_new(ctx, served, endpoint, alias=alias, role=role or "general", listed=listed)
+        return {"model": await admin_models.described(ctx, done.model), **({"warning": done.warning} if done.warning else {})}
     [queued] = await onboarding.enqueue(ctx, [{"served": served, "endpoint": endpoint, "mode": mode, "alias": alias,
                                               "role": role}])
     item = await onboarding_store.get(ctx.db, queued)

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok, query_flag
+from benchwarmers_mcp.clock import iso
 from benchwarmers_mcp.errors import NotFound
 from benchwarmers_mcp.health import alerts as health_alerts
 from benchwarmers_mcp.health import overview, retire
@@ -26,7 +27,6 @@ from benchwarmers_mcp.health.probes import KINDS, Prober
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import health as health_store
 from benchwarmers_mcp.store import models as model_store
-from benchwarmers_mcp.upstream.quota import iso
 
 STRIP_DAYS = 14
 

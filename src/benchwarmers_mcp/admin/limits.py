@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from benchwarmers_mcp.clock import iso
 from benchwarmers_mcp.engine import reach
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.inbound import access_of, context, guarded, read_json, render_error, validation_message
@@ -30,7 +31,6 @@ from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.names import no_control
 from benchwarmers_mcp.upstream import pacing as limits
-from benchwarmers_mcp.upstream import quota
 
 Count = int | None
 
@@ -101,9 +101,9 @@ async def get_quotas(request: Request) -> Response:
 @guarded(render_error)
 async def get_limits(request: Request) -> Response:
     db = context(request).db
-    pending = [{"alias": p["alias"], "connection": p["connection"], "since": quota.iso(p["pending_retire_at"]),
+    pending = [{"alias": p["alias"], "connection": p["connection"], "since": iso(p["pending_retire_at"]),
                 "why": p["pending_why"]} for p in await limit_store.pending_retirements(db)]
-    alerts = [{**a, "at": quota.iso(a["at"])} for a in await limit_store.open_alerts(db)]
+    alerts = [{**a, "at": iso(a["at"])} for a in await limit_store.open_alerts(db)]
     return JSONResponse({"limits": _listing(await limit_store.all_limits(db)), "alerts": alerts,
                          "pending_retirement": pending})
 

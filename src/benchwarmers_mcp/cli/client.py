@@ -71,7 +71,7 @@ examples:
   bench candidates --new
   bench discover --free
   bench model register vendor/model:free --endpoint openrouter
-  bench model facts laguna-s-2.1-free
+  bench model facts laguna-m.1-free
   bench collection save core --members a,b,c --description "code review"
 
 every command takes --help (with examples), --json and --url.
@@ -233,16 +233,18 @@ def add_models(b: Builder, sub: Subparsers) -> None:
 
     _, msub = b.group(sub, "model", "register, retire, restore or change one model", [
         "bench model register vendor/model:free --endpoint openrouter",
-        'bench model retire laguna-s-2.1-free --reason "stopped answering"', "bench model restore laguna-s-2.1-free",
+        'bench model retire laguna-m.1-free --reason "stopped answering"', "bench model restore laguna-m.1-free",
         "bench model set mercury --vision on --context 128000"])
     reg = b.command(msub, "register", cmd_models.model_register, "put a served model on the bench", [
-        "bench model register poolside/laguna-s-2.1:free --endpoint openrouter   # alias laguna-s-2.1-free",
+        "bench model register poolside/laguna-m.1:free --endpoint openrouter   # alias laguna-m.1-free",
         "bench model register gpt-4o-mini --endpoint openai --alias mini --role light"])
     reg.add_argument("served", help="the served name, as the endpoint lists it (bench candidates)")
     reg.add_argument("--endpoint", required=True, help="the endpoint that serves it")
     reg.add_argument("--alias", help="the bench's name for it (default: from the served name)")
     reg.add_argument("--role", help="general (default), code, light, image, vision or decision")
     reg.add_argument("--ad-hoc", action="store_true", help="never seated on its own (explorers skip it)")
+    reg.add_argument("--force", action="store_true",
+                     help="register it even though the endpoint's listing does not name it")
     retire = b.command(msub, "retire", cmd_models.model_retire, "stop seating a model; its record stays", [
         'bench model retire mercury --reason "confidently wrong on reviews"', "bench model retire mercury --yes"],
         args=("alias",))
@@ -250,6 +252,8 @@ def add_models(b: Builder, sub: Subparsers) -> None:
     yes_flag(retire)
     b.command(msub, "restore", cmd_models.model_restore, "bring a retired model back",
               ["bench model restore mercury"], args=("alias",))
+    b.command(msub, "show", cmd_models.model_show, "one model: its status and why, its record and facts",
+              ["bench model show mercury", "bench model show mercury --json"], args=("alias",))
     b.command(msub, "facts", cmd_models.model_facts, "every fact known about a model, and where each came from",
               ["bench model facts mercury", "bench model facts mercury --json"], args=("alias",))
     cmd_health.add_retry(b, msub)

@@ -71,6 +71,9 @@ async def _collection(remote: Remote, name: str) -> dict[str, Any]:
     raise CliError(f"no collection named {bare!r}; bench collections lists them")
 
 
+CAN = {"tools": "calls tools", "vision": "sees images"}
+
+
 async def collection_show(args: argparse.Namespace, remote: Remote) -> int:
     c = await _collection(remote, args.name)
     if show_json(args, c):
@@ -82,7 +85,10 @@ async def collection_show(args: argparse.Namespace, remote: Remote) -> int:
     print(f"shape       {c['shape']}    reply {c['reply']}    merger {c.get('merger') or 'chosen by record'}")
     print(f"tags        {', '.join(c.get('tags') or ()) or '-'}")
     window = together.get("context_window")
-    print(f"together    context {window or 'unknown'}, can {', '.join(together.get('capabilities') or ()) or '-'}")
+    shared = together.get("capabilities") or ()
+    can = f"every member {' and '.join(CAN.get(c, c) for c in shared)}" if shared else \
+        "no member capability shared by all (tools, vision)"
+    print(f"together    context {f'{window:,} tokens' if window else 'unknown'}; {can}")
     return 0
 
 

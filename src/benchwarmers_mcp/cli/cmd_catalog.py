@@ -30,6 +30,8 @@ def tokens(value: Any) -> str:
 def price(row: dict[str, Any]) -> str:
     if row.get("free"):
         return "free"
+    if row.get("subscription"):
+        return "subscription"
     pin, pout = row.get("price_in"), row.get("price_out")
     if pin is None and pout is None:
         return "-"
@@ -85,6 +87,7 @@ async def discover(args: argparse.Namespace, remote: Remote) -> int:
     if args.target:
         raise UsageError(f"unexpected {args.target!r}: did you mean bench discover add {args.target}?")
     reply = await remote.get("/api/discover", {"free": "1" if args.free else None, "new": "1" if args.new else None,
+                                               "every_kind": "1" if args.every_kind else None,
                                                "find": args.find, "reach": args.reach, "provider": args.provider,
                                                "limit": str(args.limit)})
     if show_json(args, reply):
@@ -154,12 +157,16 @@ def add_commands(b: Any, sub: Any) -> None:
     """``discover`` and ``catalog``; ``b`` is the client's command builder."""
     disc = b.command(sub, "discover", discover, "every model the catalog knows: price, window, tools, reach here", [
         "bench discover --free", "bench discover --new", "bench discover --find qwen --reach connected",
+        "bench discover --every-kind --find whisper",
         "bench discover add groq/llama-3.3-70b-versatile --wait", "bench discover add openai/gpt-4o --endpoint openrouter",
         "bench discover add groq/qwen/qwen3-32b --now"])
     disc.add_argument("action", nargs="?", choices=("add",),
                       help="add: onboard one through an endpoint that serves it (the onboarding queue)")
     disc.add_argument("target", nargs="?", metavar="PROVIDER/MODEL", help="with add: the model, as Discover lists it")
-    disc.add_argument("--free", action="store_true", help="only free models (no price, :free, or a free tier)")
+    disc.add_argument("--free", action="store_true", help="only models callable with a free key at no charge "
+                      "(no price, :free, or a free tier; never a subscription plan's)")
+    disc.add_argument("--every-kind", action="store_true",
+                      help="embedding, rerank, speech, image, music and video models too (default: chat models)")
     disc.add_argument("--new", action="store_true", help="only models first seen here in the last 7 days")
     disc.add_argument("--find", metavar="TEXT", help="only models whose name contains TEXT")
     disc.add_argument("--reach", choices=("bench", "connected", "easy", "other"), help="only this reach")

@@ -125,24 +125,45 @@ async def models(args: argparse.Namespace, remote: Remote) -> int:
                                              "role": args.role})
     if show_json(args, reply):
         return 0
-    rows = [(m["alias"], m["status"] + (" (resting)" if m.get("resting") else ""), m["role"], m["endpoint"],
-             m["served"], m["calls"], f"{m['useful']}/{m['judged']}", ago(m.get("last_used")))
+    rows = [(m["alias"], m["status"] + (", ad hoc" if m.get("ad_hoc") else ""), m["role"], m["endpoint"],
+             m["served"], m["calls"], f"{m['useful']}/{m['judged']}", ago(m.get("last_used")), m.get("status_why"))
             for m in reply["models"]]
-    table(("alias", "status", "role", "endpoint", "served name", "calls", "useful", "last used"), rows)
+    table(("alias", "status", "role", "endpoint", "served name", "calls", "useful", "last used", "why"), rows)
     if not rows:
         note("no models match" if (args.find or args.role) else
              "no models yet: bench candidates --new, then bench model register <served name> --endpoint E")
     return 0
 
 
+async def model_show(args: argparse.Namespace, remote: Remote) -> int:
+    """One model: its status and why (the word every page shows), its record, then its facts."""
+    listed = await remote.get("/api/models", {"find": args.alias})
+    found = next((m for m in listed["models"] if m["alias"] == args.alias), None)
+    if found is None:
+        raise CliError(f"no model {args.alias!r}: bench models --all lists them")
+    if show_json(args, found):
+        return 0
+    print(f"{found['alias']}: {found['served']} on {found['endpoint']}, role {found['role']}"
+          + (", ad hoc" if found.get("ad_hoc") else ""))
+    print(f"  status   {found['status']}: {found.get('status_why') or ''}")
+    print(f"  calls    {found['calls']}, useful {found['useful']} of {found['judged']} judged, last used "
+          f"{ago(found.get('last_used'))}")
+    if found.get("retired_why"):
+        print(f"  retired  {found['retired_why']} ({ago(found.get('retired_at'))})")
+    args.json = False
+    return await model_facts(args, remote)
+
+
 async def model_register(args: argparse.Namespace, remote: Remote) -> int:
     body = {"served": args.served, "endpoint": args.endpoint,
-            **given(alias=args.alias, role=args.role, ad_hoc=args.ad_hoc)}
+            **given(alias=args.alias, role=args.role, ad_hoc=args.ad_hoc, force=args.force or None)}
     reply = await remote.post("/api/model/register", body)
     if show_json(args, reply):
         return 0
     m = reply["model"]
     print(f"registered {m['alias']} ({m['served']} on {m['endpoint']}, {m['status']})")
+    if reply.get("warning"):
+        note(f"warning: {reply['warning']}")
     note(f"add it to a collection: bench collection save <name> --add {m['alias']}")
     return 0
 

@@ -1,12 +1,13 @@
-"""Plain-text tables and the small formatting the CLI's listings share."""
+"""Plain-text tables and the small formatting the CLI's listings share; times through ``clock.py``'s
+helpers, the ones the dashboard uses."""
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any, TextIO
+
+from benchwarmers_mcp import clock
 
 MAX_CELL = 60
 
@@ -35,35 +36,19 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], stream: TextIO 
     out.flush()
 
 
-def span(seconds: float) -> str:
-    """A length of time in its largest whole unit: ``2d``, ``3h``, ``5m``, ``40s``."""
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
-
-
-def ago(stamp: float | None, now: float | None = None) -> str:
-    """``3m ago``, ``2d ago``; ``never`` for no time."""
-    if not stamp:
-        return "never"
-    return f"{span(max(0.0, (now or time.time()) - stamp))} ago"
+def ago(value: Any, now: float | None = None) -> str:
+    """A time given as epoch seconds or ISO text, relative to now (``clock.ago``: ``3 min ago``,
+    ``in 5 min``); ``never`` for no time."""
+    return clock.ago(clock.moment_of(value), now)
 
 
 def when(value: Any, now: float | None = None) -> str:
-    """A reset time given as epoch seconds or ISO text, as local time and how far off."""
-    if value in (None, ""):
-        return "-"
-    if isinstance(value, (int, float)):
-        stamp = float(value)
-    else:
-        try:
-            stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return str(value)
-    left = stamp - (now or time.time())
-    local = datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
-    return f"{local} (passed)" if left <= 0 else f"{local} (in {span(left)})"
+    """A time given as epoch seconds or ISO text, in the one date format and how far off:
+    ``2026-03-04 14:05 UTC (in 5 min)``, ``... (3 min ago)``; ``-`` for no time."""
+    stamp = clock.moment_of(value)
+    if stamp is None:
+        return "-" if value in (None, "") else str(value)
+    return f"{clock.when(stamp)} ({clock.ago(stamp, now)})"
 
 
 def yes_no_unknown(value: bool | None) -> str:

@@ -158,8 +158,9 @@ class Rating:
 
     @property
     def status(self) -> str:
-        if self.health_calls >= 5 and self.health_interval[1] < 0.25:
-            return "dead"
+        """How sure the bench is of the rating: ``unrated`` (no verdict), ``learning`` (its interval
+        wider than 40 points), ``rated``, or ``confidently wrong``. Whether the model answers at all is
+        its status on the roster (``engine/roster.py``), never a rating's word."""
         if not self.judged:
             return "unrated"
         if self.wrong_verdicts >= 3 and self.wrong_interval[0] > 0.3:

@@ -6,7 +6,8 @@ says). A model never judged here scores above every judged one, so newcomers sit
 scores go to the least recently used, by exact time (never used first). So with no verdicts at
 all explorers rotate by recency alone. Never two of one family nor a member's family; ``with``
 nominates explorers for one request (a scoped gateway key only among what its collections use:
-``engine.reach``); retired, ad hoc, resting, wrong-role and too-small models are never drawn
+``engine.reach``); retired, ad hoc, resting, wrong-role and too-small models are never drawn, nor
+one whose status (``engine.roster``) is retiring, gone or failing its health checks
 (``explorer_pool`` is who may be drawn at all), nor one whose call would have to wait for a rate
 window longer than a short wait (``held``, the caller's pacer asked of each model as it is drawn:
 a window used up for minutes would hold the whole reply). Each explorer's seat says why it was
@@ -16,11 +17,12 @@ seated (``Seat.note``).
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from collections.abc import Collection as AbstractSet
 from dataclasses import dataclass, field
 
-from benchwarmers_mcp.engine import learning
+from benchwarmers_mcp.engine import learning, roster
 from benchwarmers_mcp.engine.ratings import Rating
 from benchwarmers_mcp.errors import NobodySeatable, NoSeatCanSee, ProviderError, TooLarge
 from benchwarmers_mcp.messages import Ask, estimate_tokens
@@ -99,10 +101,12 @@ def _too_small(model: ModelRecord, estimate: int) -> bool:
     return model.context_window is not None and model.context_window < estimate
 
 
-def _may_explore(m: ModelRecord, shape: str, has_images: bool) -> bool:
-    """Whether ``m`` may be drawn as an explorer for a request of ``shape``, with or without images
-    (what the moment adds, resting and the prompt's size, is checked where it is known)."""
-    return (not m.retired and not m.ad_hoc and m.role in SHAPE_ROLES.get(shape, ("general",))
+def _may_explore(m: ModelRecord, shape: str, has_images: bool, barred: AbstractSet[str] = frozenset()) -> bool:
+    """Whether ``m`` may be drawn as an explorer for a request of ``shape``, with or without images:
+    not retired, not ad hoc, of a role the shape takes, and not ``barred`` by its status (retiring,
+    gone or failing its health checks: ``engine.roster``) until it answers again. What else the
+    moment adds, resting and the prompt's size, is checked where it is known."""
+    return (not m.retired and not m.ad_hoc and m.alias not in barred and m.role in SHAPE_ROLES.get(shape, ("general",))
             and (m.can_see if has_images else m.role != "vision"))
 
 
@@ -135,11 +139,12 @@ def _member_seats(members: list[ModelRecord | str], ask: Ask, skipped: list[dict
 async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: GatewaySettings,
                      resting: AbstractSet[str] = frozenset(), *, ratings: Mapping[str, Rating] | None = None,
                      explore: Explore | None = None, nominable: AbstractSet[str] | None = None,
-                     held: Held | None = None) -> Seating:
+                     held: Held | None = None, barred: AbstractSet[str] | None = None) -> Seating:
     """Seat a panel or raise the refusal that applies (413, 400 no seat can see, 503 nobody).
     ``ratings`` (on this collection and shape) and ``explore`` are read from the store when not given;
     ``nominable``, the models the caller may nominate with ``with`` (None: any registered); ``held``
-    is asked of each explorer drawn from the pool (None: nobody is held)."""
+    is asked of each explorer drawn from the pool (None: nobody is held); ``barred``, the models whose
+    status bars an explorer seat (None: ``engine.roster`` reads it, only when explorers are drawn)."""
     skipped: list[dict[str, str]] = []
     everyone = {m.alias: m for m in await model_store.list_all(db)}
     shape, shape_by = choose_shape(collection, ask)
@@ -160,12 +165,16 @@ async def seat_panel(db: Database, collection: Collection, ask: Ask, settings: G
 
     explorers = _Explorers(settings.explorers_for(len(members)), members)
     explorers.nominate(ask, everyone, estimate, skipped, nominable)
+    wanted = explorers.count > len(explorers.seats)
+    if wanted and barred is None:
+        barred = await roster.barred(db, everyone.values(), time.time())
     pool = [
         m for m in everyone.values()
-        if _may_explore(m, shape, ask.has_images) and m.alias not in resting and m.alias not in off
+        if wanted and _may_explore(m, shape, ask.has_images, barred or frozenset()) and m.alias not in resting
+        and m.alias not in off
         and not _too_small(m, estimate)
     ]
-    if explorers.count > len(explorers.seats) and pool:
+    if pool:
         if explore is None:
             explore = Explore((await rating_store.learning_settings(db)).explore)
         if ratings is None:

@@ -8,11 +8,11 @@ import math
 from typing import Any
 from urllib.parse import quote
 
+from benchwarmers_mcp.clock import iso
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store.alerts import Alert
 from benchwarmers_mcp.store.db import Database
-from benchwarmers_mcp.upstream.quota import iso
 
 __all__ = ["actions", "answered", "describe", "retired_this_week", "retiring"]
 DAY = 86400.0

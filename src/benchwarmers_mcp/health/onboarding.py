@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from benchwarmers_mcp.clock import iso
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, BenchError, ProviderError
 from benchwarmers_mcp.store import endpoints as endpoint_store
@@ -37,7 +38,6 @@ from benchwarmers_mcp.store import onboarding as queue
 from benchwarmers_mcp.store import scheduler as leases
 from benchwarmers_mcp.store.models import ROLES, ModelRecord
 from benchwarmers_mcp.store.onboarding import Item, Wanted
-from benchwarmers_mcp.upstream.quota import iso
 
 if TYPE_CHECKING:
     from benchwarmers_mcp.upstream.listing import Listing
@@ -269,8 +269,8 @@ class Onboarding:
             alias = await model_store.unique_alias(self.ctx.db, item.served)
         role = item.role or ("image" if IMAGE_MAKERS.search(item.served) else "general")
         from benchwarmers_mcp.catalog.registration import register_new  # the catalog loads when first needed
-        model = await register_new(self.ctx, item.served, item.endpoint, alias=alias, role=role,
-                                   ad_hoc=item.mode == "quick-adhoc", listed=self._listed.pop(item.id, None))
+        model = (await register_new(self.ctx, item.served, item.endpoint, alias=alias, role=role,
+                                    ad_hoc=item.mode == "quick-adhoc", listed=self._listed.pop(item.id, None))).model
         extra = ", role image (never seated)" if role == "image" else ", ad hoc" if model.ad_hoc else ""
         return Step("ok", f"registered as {model.alias}{extra}", model.alias)
 

@@ -1,5 +1,6 @@
 """Each model's health as the admin API (``GET /api/health``) and the dashboard's Health page show
-it: status, last answer, latest probe and failure, speed, learned facts, and a 14-day outcome strip.
+it: status (``engine.roster``'s, the word every page shows, and why), last answer, latest probe and
+failure, speed, learned facts, and a 14-day outcome strip.
 Reads only; the probes and rules that write the history are ``probes.py`` and ``retire.py``."""
 
 from __future__ import annotations
@@ -7,13 +8,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from benchwarmers_mcp.clock import Clock, day_of
+from benchwarmers_mcp.clock import Clock, day_of, iso
 from benchwarmers_mcp.context import Context
+from benchwarmers_mcp.engine import roster
 from benchwarmers_mcp.store import alerts as alert_store
 from benchwarmers_mcp.store import health as health_store
 from benchwarmers_mcp.store.health import LIFE_KINDS, ProbeRow
 from benchwarmers_mcp.store.models import ModelRecord
-from benchwarmers_mcp.upstream.quota import iso
 
 STRIP_DAYS = 14
 
@@ -41,18 +42,6 @@ def strip(rows: list[ProbeRow], clock: Clock, now: float) -> list[dict[str, Any]
     return [{"date": d.isoformat(), "answered": a, "failed": f, "not_sent": n} for d, (a, f, n) in counts.items()]
 
 
-def status(m: ModelRecord, life: list[ProbeRow], retiring: set[str]) -> str:
-    """retired, retiring (a rule will retire it unless it answers), ad hoc or untested (never probed),
-    ok or failing (its latest life probe)."""
-    if m.retired:
-        return "retired"
-    if m.alias in retiring:
-        return "retiring"
-    if not life:
-        return "ad hoc" if m.ad_hoc else "untested"
-    return "ok" if life[0].answered else "failing"
-
-
 def speed(latest: dict[tuple[str, str], ProbeRow], alias: str) -> dict[str, Any]:
     """The latest tiny and large probe's figures (the Health page's speed columns)."""
     out: dict[str, Any] = {}
@@ -69,9 +58,9 @@ async def report(ctx: Context, models: list[ModelRecord]) -> list[dict[str, Any]
     now = clock.now()
     rows = await health_store.probes(ctx.db, since=now - STRIP_DAYS * 86400.0, limit=100_000)
     latest = await health_store.latest_probes(ctx.db)
-    answers = await health_store.last_answers(ctx.db)
     learned = await health_store.learned_facts(ctx.db, [m.alias for m in models])
     retiring = {a.subject: a for a in await alert_store.open_alerts(ctx.db, dismissed=True) if a.kind == "retiring"}
+    statuses = await roster.read(ctx.db, models, now)
     out = []
     for m in models:
         mine = [r for r in rows if r.alias == m.alias]
@@ -79,10 +68,10 @@ async def report(ctx: Context, models: list[ModelRecord]) -> list[dict[str, Any]
         failed = next((r for r in life if r.failure), None)
         watch = retiring.get(m.alias)
         out.append({"alias": m.alias, "served": m.served, "endpoint": m.endpoint, "ad_hoc": m.ad_hoc,
-                    "role": m.role, "status": status(m, life, set(retiring)),
+                    "role": m.role, **statuses[m.alias].to_json(),
                     "retiring": {"retires_at": watch.detail.get("retires_at"), "days": watch.detail.get("days"),
                                  "why": watch.detail.get("why")} if watch else None,
-                    "last_answer": iso(answers.get(m.alias)), "last_probe": row_view(mine[0]) if mine else None,
+                    "last_answer": iso(statuses.answered.get(m.alias)), "last_probe": row_view(mine[0]) if mine else None,
                     "latest_failure": row_view(failed) if failed else None, "speed": speed(latest, m.alias),
                     "learned": learned.get(m.alias, {}), "days": strip(mine, clock, now)})
     return out

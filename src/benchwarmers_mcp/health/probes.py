@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from benchwarmers_mcp.clock import iso
 from benchwarmers_mcp.context import CallInfo, Context
 from benchwarmers_mcp.errors import NotFound, ProviderError
 from benchwarmers_mcp.health import alerts
@@ -35,7 +36,6 @@ from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import health as health_store
 from benchwarmers_mcp.store.health import ProbeRow
 from benchwarmers_mcp.store.models import ModelRecord
-from benchwarmers_mcp.upstream.quota import iso
 
 READY = "Reply with exactly one word: ready"
 SUMMARISE = "Summarise these settings in one short sentence."

@@ -23,6 +23,9 @@ from datetime import date
 from typing import Literal
 
 from benchwarmers_mcp.health.classify import AT_ONCE, NEVER_ALONE
+from benchwarmers_mcp.upstream.listing import lists
+
+listed = lists  # is a served name in a listing: one definition, upstream/listing.py
 
 DAY = 86400.0
 CONFIRM_WITHIN = DAY
@@ -148,12 +151,6 @@ def guard(decisions: list[Decision], evidence: dict[str, Evidence]) -> tuple[lis
            for d in decisions]
     return out, {c: models for c, models in held.items()
                  if any(d.connection == c and d.action == "held" for d in out)}
-
-
-def listed(served: str, names: Iterable[str]) -> bool:
-    """Is ``served`` among a listing's names (``:latest`` and case aside, as Ollama lists them)?"""
-    want = served.lower().removesuffix(":latest")
-    return any(n.lower().removesuffix(":latest") == want for n in names)
 
 
 def missing_since(served: str, snapshots: Iterable[tuple[float, bool, tuple[str, ...]]], since: float) -> float | None:

@@ -28,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.access.policy import Policy
 from benchwarmers_mcp.context import Access, Context, bare_collection
-from benchwarmers_mcp.engine import collections, learning, report
+from benchwarmers_mcp.engine import collections, learning, report, roster
 from benchwarmers_mcp.engine.judging import judge, panel_view
 from benchwarmers_mcp.engine.panel import MergeDone, PanelRun, start_panel
 from benchwarmers_mcp.engine.verdicts import parse_verdict
@@ -48,6 +48,7 @@ from benchwarmers_mcp.mcp.tools import (
 from benchwarmers_mcp.messages import Ask, user
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store import models as model_store
 from benchwarmers_mcp.store import panels, reminders
 from benchwarmers_mcp.store.panels import PanelFilter
 
@@ -68,11 +69,14 @@ class EngineTools:
     async def collections(self, request: Request | None) -> list[dict[str, Any]]:
         entries = await collections.entries(self.ctx.db, only=access_of(request).visible())
         evidence = await learning.load_evidence(self.ctx.db)
-        for entry in entries:  # each member's rating on the collection: mean, 90% interval, status
+        everyone = await model_store.list_all(self.ctx.db)
+        statuses = await roster.read(self.ctx.db, everyone, self.ctx.clock.now())
+        for entry in entries:  # each member's status and rating on the collection: mean, 90% interval, standing
             found = await collection_store.get(self.ctx.db, entry["name"])
             ratings = await learning.ratings_for(self.ctx.db, found.qualified, learning.review_shape(found),
                                                  found.members, evidence=evidence)
             entry["ratings"] = {a: learning.brief(r) for a, r in ratings.items()}
+            entry["statuses"] = {a: statuses[a].to_json() for a in found.members if a in statuses.statuses}
         return entries
 
     async def ask(self, args: AskArgs, request: Request | None, progress: Progress,

@@ -104,6 +104,8 @@ class RemoteTools:
             entry["ratings"] = {m["alias"]: {"mean": m["mean"], "interval": m["interval"],
                                              "verdicts": round(m["weight"], 1), "status": m["status"]}
                                 for m in rated.get("models") or () if m.get("member")}
+            entry["statuses"] = {m["alias"]: m["model"] for m in rated.get("models") or ()
+                                 if m.get("member") and m.get("model")}
         return entries
 
     async def ask(self, args: AskArgs, request: Any, progress: Progress,

@@ -167,9 +167,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 DESCRIPTIONS = {
     "list_collections": (
-        "The collections you can ask: what each is for, tags, members (each with its rating from verdicts: mean, "
-        "90% interval, status), explorer seats, reply mode and what the members handle together. Pick one by "
-        "task before calling ask."),
+        "The collections you can ask: what each is for, tags, members (each with its status: healthy, failing, "
+        "resting..., and its rating from verdicts: mean, 90% interval), explorer seats, reply mode and what the "
+        "members handle together. Pick one by task before calling ask."),
     "ask": (
         "Ask a collection for independent answers from every seat; a panel can take minutes (progress is "
         "reported as seats answer). Ask a collection, not a favourite model. Put the real text in the prompt "
@@ -276,8 +276,12 @@ def collection_summary(entry: dict[str, Any]) -> dict[str, Any]:
     out["capabilities"] = together.get("capabilities") or []
     if together.get("limits"):
         out["limits"] = together["limits"]
-    if entry.get("ratings"):
-        out["ratings"] = entry["ratings"]
+    if entry.get("statuses"):  # each member's status (engine/roster.py): the word every page shows, and why
+        out["member_status"] = {a: {"status": s.get("status"), "why": s.get("status_why")}
+                                for a, s in entry["statuses"].items()}
+    if entry.get("ratings"):  # a rating's own standing is "rating", never a second "status"
+        out["ratings"] = {a: {**{k: v for k, v in r.items() if k != "status"}, "rating": r.get("status")}
+                          for a, r in entry["ratings"].items()}
     return out
 
 

@@ -77,27 +77,9 @@ async def helped(db: Database) -> dict[str, dict[str, int]]:
     return {r["alias"]: {"useful": int(r["useful"] or 0), "judged": int(r["judged"])} for r in rows}
 
 
-async def last_answers(db: Database) -> dict[str, float]:
-    """Per alias: when it last answered (a panel seat or a route turn that came back ok)."""
-    rows = await db.fetchall(
-        "SELECT alias, MAX(at) FROM (SELECT alias, at FROM seats WHERE status = 'ok'"
-        " UNION ALL SELECT alias, at FROM route_turns WHERE status = 'ok' AND alias IS NOT NULL) AS answered"
-        " GROUP BY alias")
-    return {r[0]: r[1] for r in rows}
-
-
 async def answers(db: Database) -> dict[str, int]:
     """Per alias: how many calls it has answered on panels and route turns (any outcome)."""
     rows = await db.fetchall(
         "SELECT alias, COUNT(*) FROM (SELECT alias FROM seats"
         " UNION ALL SELECT alias FROM route_turns WHERE alias IS NOT NULL) AS answered GROUP BY alias")
-    return {r[0]: r[1] for r in rows}
-
-
-async def last_status(db: Database) -> dict[str, str]:
-    """Per alias: how its latest call ended (a panel seat or a route turn): ok, empty, error, timeout..."""
-    rows = await db.fetchall(
-        "SELECT alias, status FROM (SELECT alias, status, ROW_NUMBER() OVER (PARTITION BY alias ORDER BY at DESC) AS n"
-        " FROM (SELECT alias, status, at FROM seats UNION ALL"
-        " SELECT alias, status, at FROM route_turns WHERE alias IS NOT NULL) AS answered) AS ranked WHERE n = 1")
     return {r[0]: r[1] for r in rows}

@@ -9,7 +9,7 @@ become ``ProviderError`` at the providers' one boundary (``map_transport_errors`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,12 +105,24 @@ def map_listed_model(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in facts.items() if v is not None}
 
 
+def lists(served: str, names: Iterable[str]) -> bool:
+    """Is ``served`` among a listing's names (``:latest`` and case aside, as Ollama lists them)?"""
+    want = served.lower().removesuffix(":latest")
+    return any(n.lower().removesuffix(":latest") == want for n in names)
+
+
 @dataclass(frozen=True)
 class Listing:
-    """An endpoint's listing: the served names in its order, and what it says about each."""
+    """An endpoint's listing: the served names in its order, and what it says about each;
+    ``complete`` unless the reply said more pages follow (Anthropic's ``has_more``, Gemini's
+    ``nextPageToken``): only the first page is read."""
 
     names: list[str]
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    complete: bool = True
+
+    def lists(self, served: str) -> bool:
+        return lists(served, self.names)
 
 
 def listing_request(endpoint: Endpoint, key: str | None) -> tuple[str, dict[str, str], Pick]:
@@ -158,7 +170,8 @@ async def listing(ctx: Context, endpoint: Endpoint, timeout: float = LISTING_TIM
         secrets.error(e)
         raise
     facts = {name: known for name, item in listed if (known := map_listed_model(item))}
-    return Listing(list(dict.fromkeys(name for name, _ in listed)), facts)
+    more = isinstance(data, dict) and bool(data.get("has_more") or data.get("nextPageToken"))
+    return Listing(list(dict.fromkeys(name for name, _ in listed)), facts, not more)
 
 
 async def served_names(ctx: Context, endpoint: Endpoint, key: str | None = None) -> list[str]:

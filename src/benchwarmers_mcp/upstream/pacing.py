@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from benchwarmers_mcp.clock import Clock, SystemClock
+from benchwarmers_mcp.clock import Clock, SystemClock, iso
 from benchwarmers_mcp.errors import (
     AuthOrBilling,
     ModelGone,
@@ -220,7 +220,7 @@ def worst(blocks: list[Block]) -> Block | None:
 def again(free_at: float, now: float) -> str:
     """When a call can be made again, for people and for a record read later: ``try again in 6 m
     (at 2026-07-01T18:06:00+00:00)``."""
-    return f"try again in {quota.describe_wait(max(0.0, free_at - now))} (at {quota.iso(free_at)})"
+    return f"try again in {quota.describe_wait(max(0.0, free_at - now))} (at {iso(free_at)})"
 
 
 def refusal(block: Block, now: float) -> RateLimited:
@@ -232,7 +232,7 @@ def refusal(block: Block, now: float) -> RateLimited:
 
 def paused_refusal(gate: Gate) -> AuthOrBilling:
     return AuthOrBilling(
-        f"not sent: connection {gate.connection} is paused until {quota.iso(gate.paused_until)} after"
+        f"not sent: connection {gate.connection} is paused until {iso(gate.paused_until)} after"
         f" {gate.paused_why or 'a refused key'}; fix its key or billing, then resume it (POST /api/limits/resume)")
 
 
@@ -477,7 +477,7 @@ def limit_window(limit: UserLimit, spends: list[Spend], now: float, slack: float
     else:
         resets = counted[0].t + span + slack if counted else None
     return {"metric": metric, "window": window, "limit": limit.value, "used": used,
-            "remaining": max(0, limit.value - used), "resets_at": quota.iso(resets),
+            "remaining": max(0, limit.value - used), "resets_at": iso(resets),
             "alias": limit.subject if limit.scope == "model" else None, "source": limit.source, "name": limit.name}
 
 
@@ -488,8 +488,8 @@ def quota_window(q: StoredQuota, spends: list[Spend], now: float, slack: float =
     remaining, resets = (r.remaining, r.reset_at) if found is None else (max(0, found[0]), found[1])
     used = r.limit - remaining if r.limit is not None and remaining is not None else None
     return {"metric": r.metric, "window": r.window or None, "limit": r.limit, "used": used, "remaining": remaining,
-            "resets_at": quota.iso(resets), "alias": q.alias or None, "source": r.source,
-            "observed_at": quota.iso(q.observed_at)}
+            "resets_at": iso(resets), "alias": q.alias or None, "source": r.source,
+            "observed_at": iso(q.observed_at)}
 
 
 async def _windows(db: Database, owners: dict[str, str], now: float,
@@ -526,15 +526,15 @@ async def overview(db: Database, now: float, slack: float = PacingPolicy.slack) 
     resting: dict[str, list[dict[str, Any]]] = {}
     for r in await store.rests(db, now):
         resting.setdefault(owners.get(r["alias"], r["connection"]), []).append(
-            {"alias": r["alias"], "until": quota.iso(r["rest_until"]), "why": r["rest_why"]})
+            {"alias": r["alias"], "until": iso(r["rest_until"]), "why": r["rest_why"]})
     paused = await store.pauses(db, now)
     month = await ledger.totals(db, month_start(now))
     out = []
     for name in sorted(names | set(by_connection) | set(resting) | set(paused)):
         pause = paused.get(name)
         out.append({"connection": name, "windows": by_connection.get(name, []), "resting": resting.get(name, []),
-                    "paused": {"until": quota.iso(pause["until"]), "why": pause["why"]} if pause else None,
+                    "paused": {"until": iso(pause["until"]), "why": pause["why"]} if pause else None,
                     "month": month.get(name, {"calls": 0, "attempts": 0, "tokens_in": 0, "tokens_out": 0,
                                               "reasoning": 0})})
-    return {"connections": out, "at": quota.iso(now)}
+    return {"connections": out, "at": iso(now)}
 

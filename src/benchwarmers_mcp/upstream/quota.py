@@ -289,6 +289,3 @@ def describe_wait(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     return f"{hours} h {math.ceil(rest / 60)} m" if rest >= 60 else f"{hours} h"
 
-
-def iso(moment: float | None) -> str | None:
-    return None if moment is None else datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")

@@ -180,7 +180,7 @@ async def register(ctx: Context, name: str, new: NewModel, *, bench: bool = True
         connection = next((c for c, served in report.connections.items() if new.served in served), None)
         if connection is None:
             raise BadRequest(f"{name} took {new.served} but does not list it yet; bench hub sync {name} once it does")
-        record = await register_new(ctx, new.served, report.routes[connection])
+        record = (await register_new(ctx, new.served, report.routes[connection])).model
         out["model"] = {"alias": record.alias, "endpoint": record.endpoint, "served": record.served}
     return out
 
