@@ -26,8 +26,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from itertools import islice
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 

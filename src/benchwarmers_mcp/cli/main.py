@@ -13,7 +13,7 @@ import sys
 from benchwarmers_mcp import __version__
 from benchwarmers_mcp.settings import BadSettings, Settings
 
-SERVER_COMMANDS = ("serve", "demo", "init", "mcp")
+SERVER_COMMANDS = ("serve", "demo", "init", "mcp", "doctor")
 
 
 def server_parser() -> argparse.ArgumentParser:
@@ -25,6 +25,18 @@ def server_parser() -> argparse.ArgumentParser:
     init = sub.add_parser("init", help="make the data folder")
     init.add_argument("folder", nargs="?", help="where (default: BENCHWARMERS_HOME or the OS data folder)")
     sub.add_parser("mcp", help="a stdio MCP server that forwards to a running Benchwarmers")
+    doctor = sub.add_parser("doctor", help="check the store's file; --repair copies what is readable into a new one",
+                            description="Check a SQLite store: PRAGMA integrity_check, and each table's readable "
+                            "rows. It only reads the file; --repair copies what is readable into a new file beside "
+                            "it, checks the copy, and puts it in place with the damaged file kept, renamed.",
+                            epilog="examples:\n  benchwarmers doctor\n  benchwarmers doctor --repair\n"
+                            "  benchwarmers doctor ~/backups/benchwarmers.db\n"
+                            "  docker compose run --rm bench benchwarmers doctor --repair   # stop the service first",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    doctor.add_argument("database", nargs="?",
+                        help="the SQLite file (default: the store of BENCHWARMERS_HOME, or BENCHWARMERS_DATABASE_URL)")
+    doctor.add_argument("--repair", action="store_true",
+                        help="copy what is readable into a new file and put it in place (the damaged one is kept)")
     return p
 
 
@@ -72,6 +84,10 @@ def _server_command(command: str, args: argparse.Namespace) -> int:
 
     if command == "init":
         return server.init(args.folder, settings)
+    if command == "doctor":
+        from benchwarmers_mcp.cli.doctor import doctor
+
+        return doctor(args.database, args.repair, settings)
     if command == "demo":
         return server.demo(settings)
     return server.serve(settings)

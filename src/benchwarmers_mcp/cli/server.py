@@ -26,8 +26,8 @@ from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.cli.listen import ListenError, bind_problem, bind_socket, server_for
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
-from benchwarmers_mcp.store.db import StoreUnavailable, describe_target
+from benchwarmers_mcp.store import Database, integrity
+from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, is_postgres_url
 
 Prepare = Callable[[Database], Awaitable[object]]
 
@@ -127,7 +127,8 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home};"
                           f" store: {store_label(settings)})", file=sys.stderr, flush=True)
         app = create_app(settings)
-        server = server_for(app, settings, on_stop=lambda: closing(app), log_config=logs)
+        server = server_for(app, settings, on_stop=lambda: closing(app), on_stopped=lambda: left_clean(settings),
+                            log_config=logs)
         settle_collector()
         server.run(sockets=[sock])
     except StartError as e:
@@ -183,6 +184,13 @@ def log_config(settings: Settings) -> dict[str, Any]:
         handler["filters"] = ["keys"]
     config["root"] = {"handlers": ["plain"], "level": "WARNING"}
     return config
+
+
+def left_clean(settings: Settings) -> None:
+    """A clean stop marks a SQLite store's file as it was left, so the next start need not read all
+    of it to check it (``store.integrity``)."""
+    if not is_postgres_url(settings.store_target):
+        integrity.mark_clean(Path(settings.store_target))
 
 
 def store_label(settings: Settings) -> str:

@@ -52,6 +52,7 @@ import aiosqlite
 import anyio
 import anyio.to_thread
 
+from benchwarmers_mcp.store import integrity
 from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction
 from benchwarmers_mcp.store.migrations import apply_migrations
 
@@ -183,6 +184,8 @@ class SqliteDatabase(Database):
             raise StoreUnavailable(f"cannot open the SQLite store {self.path}: {e}") from e
         self._writer = writer
         try:
+            # a damaged file is refused here, before anything reads it (store/integrity.py)
+            await writer.in_thread(lambda: integrity.check_at_open(writer.conn, self.path))
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
                 await writer.now("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
             async with self.transaction() as tx:
