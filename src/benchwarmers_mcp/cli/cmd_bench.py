@@ -25,7 +25,8 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
     if show_json(args, reply):
         return 0
     c, auth = reply["counts"], reply.get("auth") or {}
-    print(f"Benchwarmers {reply['version']} at {reply['url']} (listening on {reply['bind']}:{reply['port']})")
+    found = "" if remote.config.source == "the default" else f"; found at {remote.url} through {remote.config.source}"
+    print(f"Benchwarmers {reply['version']} at {reply['url']} (listening on {reply['bind']}:{reply['port']}{found})")
     print(f"data folder    {reply['data_folder']}")
     print(f"config folder  {reply.get('config_folder', '-')} (the keys file)")
     print(f"bench          {c['endpoints']} endpoint(s), {c['models']} model(s), {c['ad_hoc']} ad hoc, "

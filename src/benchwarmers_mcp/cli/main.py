@@ -11,6 +11,7 @@ import gc
 import sys
 
 from benchwarmers_mcp import __version__
+from benchwarmers_mcp.cli import server_help
 from benchwarmers_mcp.settings import BadSettings, Settings
 
 SERVER_COMMANDS = ("serve", "demo", "init", "mcp", "doctor")
@@ -20,8 +21,11 @@ def server_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchwarmers", description="Benchwarmers: a self-hosted panel gateway for LLMs.")
     p.add_argument("--version", "-v", action="version", version=f"benchwarmers {__version__}")
     sub = p.add_subparsers(dest="command")
-    sub.add_parser("serve", help="run the server (the default): gateway, admin API and MCP on one port")
-    sub.add_parser("demo", help="run the server on a temporary data folder with five simulated models")
+    raw = argparse.RawDescriptionHelpFormatter
+    serve = "run the server (the default): gateway, admin API, dashboard and MCP on one port"
+    sub.add_parser("serve", help=serve, description=serve, epilog=server_help.epilog("serve"), formatter_class=raw)
+    demo = "run the server on a temporary data folder with five simulated models"
+    sub.add_parser("demo", help=demo, description=demo, epilog=server_help.epilog("demo"), formatter_class=raw)
     init = sub.add_parser("init", help="make the data folder")
     init.add_argument("folder", nargs="?", help="where (default: BENCHWARMERS_HOME or the OS data folder)")
     sub.add_parser("mcp", help="a stdio MCP server that forwards to a running Benchwarmers")

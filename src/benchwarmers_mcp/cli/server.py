@@ -25,6 +25,7 @@ import anyio
 from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.cli.listen import ListenError, bind_problem, bind_socket, server_for
+from benchwarmers_mcp.client import local_url
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, integrity
 from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, is_postgres_url
@@ -233,7 +234,7 @@ def demo(settings: Settings) -> int:
     with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
         settings = replace(settings, home=Path(tmp) / "data", config_dir=Path(tmp) / "config",
                            database_url=None)  # never a shared store
-        base = f"http://{_host(settings.bind)}:{settings.port}"
+        base = local_url(settings.bind, settings.port)  # where `bench` on this machine finds it too
         announce = (
             f"Demo: five simulated models, collection 'demo', data in {tmp} (removed when you stop it).\nTry:\n"
             f"  curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
