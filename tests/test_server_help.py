@@ -41,19 +41,21 @@ def test_each_example_is_a_value_the_server_takes_for_that_setting(name: str) ->
     assert getattr(given, about.field) != getattr(default, about.field), (name, about.field)
 
 
-@pytest.mark.parametrize("command", ["serve", "demo"])
+@pytest.mark.parametrize("command", ["serve", "demo", "gateway"])
 def test_the_help_names_each_variable_with_its_default_and_an_example(command: str) -> None:
     text = help_of(command)
-    shown = [name for name in server_help.variables() if name not in server_help.NOT_IN_DEMO or command == "serve"]
+    shown = [name for name in server_help.variables() if name not in server_help.LEFT_OUT[command]]
     for name in shown:
         block = text.split(f"\n  {name}\n", 1)[1].split("\n  B", 1)[0]
         assert "default: " in block and f"e.g. {name}=" in block and f"benchwarmers {command}" in block, (name, block)
     assert "BENCHWARMERS_KEY_<NAME>" in text and "HTTPS_PROXY" in text and "examples:" in text
     assert "-h, --help" in text
-    if command == "demo":
-        for name in server_help.NOT_IN_DEMO:
-            assert f"\n  {name}\n" not in text and name in text  # named once, as ignored
-    assert "default: 8122" in text.split("\n  BENCH_PORT\n", 1)[1]
+    for name in server_help.LEFT_OUT[command]:
+        assert f"\n  {name}\n" not in text and name in text  # named once, as left out
+    if command == "gateway":
+        assert "--port PORT" in text and "--bind ADDRESS" in text and "default 8123" in text
+    else:
+        assert "default: 8122" in text.split("\n  BENCH_PORT\n", 1)[1]
 
 
 def test_cli_md_documents_every_server_setting() -> None:

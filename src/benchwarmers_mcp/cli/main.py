@@ -14,7 +14,7 @@ from benchwarmers_mcp import __version__
 from benchwarmers_mcp.cli import server_help
 from benchwarmers_mcp.settings import BadSettings, Settings
 
-SERVER_COMMANDS = ("serve", "demo", "init", "mcp", "doctor")
+SERVER_COMMANDS = ("serve", "gateway", "demo", "init", "mcp", "doctor")
 
 
 def server_parser() -> argparse.ArgumentParser:
@@ -24,6 +24,14 @@ def server_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     serve = "run the server (the default): gateway, admin API, dashboard and MCP on one port"
     sub.add_parser("serve", help=serve, description=serve, epilog=server_help.epilog("serve"), formatter_class=raw)
+    gateway = "only the gateway (client formats, /bench, MCP) on a port of its own: no dashboard or admin API"
+    only = sub.add_parser("gateway", help=gateway, description=gateway, epilog=server_help.epilog("gateway"),
+                          formatter_class=raw)
+    only.add_argument("--port", type=_port, metavar="PORT",
+                      help="the port to listen on (default 8123, so `benchwarmers serve` keeps 8122)")
+    only.add_argument("--bind", metavar="ADDRESS",
+                      help="the address to listen on (default BENCH_BIND, else 127.0.0.1; beyond loopback it needs"
+                      " BENCHWARMERS_ADMIN_TOKEN)")
     demo = "run the server on a temporary data folder with five simulated models"
     sub.add_parser("demo", help=demo, description=demo, epilog=server_help.epilog("demo"), formatter_class=raw)
     init = sub.add_parser("init", help="make the data folder")
@@ -42,6 +50,14 @@ def server_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--repair", action="store_true",
                         help="copy what is readable into a new file and put it in place (the damaged one is kept)")
     return p
+
+
+def _port(text: str) -> int:
+    """A port, read as BENCH_PORT is (``Settings``)."""
+    try:
+        return Settings.from_env({"BENCHWARMERS_HOME": ".", "BENCH_PORT": text}).port
+    except BadSettings:
+        raise argparse.ArgumentTypeError(f"a port number from 1 to 65535, not {text[:40]!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +110,8 @@ def _server_command(command: str, args: argparse.Namespace) -> int:
         return doctor(args.database, args.repair, settings)
     if command == "demo":
         return server.demo(settings)
+    if command == "gateway":
+        return server.gateway(settings, args.port, args.bind)
     return server.serve(settings)
 
 

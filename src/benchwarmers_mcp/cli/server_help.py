@@ -70,7 +70,10 @@ ABOUT: dict[str, About] = {
                                        "postgresql://bench:secret@db.example.com:5432/benchwarmers",
                                        shown="postgresql://bench:<password>@db.example.com:5432/benchwarmers"),
 }
-NOT_IN_DEMO = ("BENCHWARMERS_HOME", "BENCHWARMERS_CONFIG", "BENCHWARMERS_DATABASE_URL")  # a temporary folder
+# what each command leaves out: the demo runs from a temporary folder; the gateway takes --port
+LEFT_OUT = {"demo": ("BENCHWARMERS_HOME", "BENCHWARMERS_CONFIG", "BENCHWARMERS_DATABASE_URL"),
+            "gateway": ("BENCH_PORT",), "serve": ()}
+NOT_IN_DEMO = LEFT_OUT["demo"]
 
 
 class _Recording(dict[str, str]):
@@ -116,7 +119,7 @@ def lines(command: str, env: Mapping[str, str] = os.environ) -> Iterator[str]:
     default and an example."""
     defaults = _defaults(env)
     for name in variables():
-        if command == "demo" and name in NOT_IN_DEMO:
+        if name in LEFT_OUT[command]:
             continue
         about = ABOUT.get(name)
         does = about.does if about else "(not described yet)"
@@ -140,6 +143,14 @@ def epilog(command: str, env: Mapping[str, str] = os.environ) -> str:
         examples = ["benchwarmers demo", "BENCH_PORT=8133 benchwarmers demo",
                     "BENCH_BIND=0.0.0.0 BENCHWARMERS_ADMIN_TOKEN=\"$(python3 -c 'import secrets; "
                     "print(secrets.token_urlsafe(32))')\" benchwarmers demo"]
+    elif command == "gateway":
+        head = ("Serves only the gateway: every client format, /bench/*, MCP and /health, on a port of its own "
+                "(--port, default 8123; BENCH_PORT stays serve's). No dashboard page, login or admin route: each "
+                "answers 404. For a server apps reach from elsewhere: run `benchwarmers serve` on loopback for "
+                "yourself and `benchwarmers gateway` on the exposed port, on the same data folder.")
+        examples = ["benchwarmers gateway", "benchwarmers gateway --port 9000",
+                    "BENCHWARMERS_ADMIN_TOKEN=... benchwarmers gateway --bind 0.0.0.0   # gateway keys required",
+                    "benchwarmers serve & benchwarmers gateway   # dashboard on 8122, gateway on 8123"]
     else:
         head = ("Serves the gateway, the admin API, the dashboard and MCP on one port, from the data folder. Every "
                 "setting is an environment variable, read once at start; one that cannot be used is refused in one "
