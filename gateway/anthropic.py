@@ -9,6 +9,10 @@ A route turn is the member's text as ``text`` blocks (streamed as it comes), eac
 ``tool_use`` block (streamed whole at the end: one ``input_json_delta``), the member's usage, and
 ``bench`` on ``message_delta``. Reasoning is not relayed (an Anthropic thinking block needs a
 signature only Anthropic can make).
+
+What a member gets of each content block type Anthropic documents is ``anthropic_blocks``' table
+(a type it does not document is 400); a deferred tool (``defer_loading``) is offered once a
+``tool_reference`` in the conversation names it, as Anthropic's own API does.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from benchwarmers_mcp.engine import report
 from benchwarmers_mcp.engine.panel import PanelRun
 from benchwarmers_mcp.engine.route import RouteTurn
 from benchwarmers_mcp.errors import BadRequest, BenchError, Unsupported
-from benchwarmers_mcp.gateway import face, images, options, retry, tool_defs
+from benchwarmers_mcp.gateway import anthropic_blocks as blocks
+from benchwarmers_mcp.gateway import face, options, retry, tool_defs
 from benchwarmers_mcp.gateway.face import Dialect, handle_ask
 from benchwarmers_mcp.gateway.sse import SSE_HEADERS, Frame, sse
 from benchwarmers_mcp.gateway.tool_ids import arguments_text
@@ -47,10 +52,6 @@ from benchwarmers_mcp.store.collections import Collection
 from benchwarmers_mcp.streamed import Streamed
 
 SAMPLING = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "stop_sequences": "stop"}
-IGNORED_BLOCKS = ("thinking", "redacted_thinking")
-SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
-                 "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "mcp_tool_use",
-                 "mcp_tool_result", "container_upload", "tool_search_tool_result", "search_result")
 STOP_REASONS = {"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn"}
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error"}
@@ -58,65 +59,11 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
 
 # ---- parse -------------------------------------------------------------------------------------
 
-def _image(block: dict[str, Any], where: str) -> Image:
-    source = block.get("source")
-    if not isinstance(source, dict):
-        raise BadRequest(f"{where}.source must be an object")
-    kind = source.get("type")
-    if kind == "base64":
-        return images.from_base64(source.get("data"), source.get("media_type"), where)
-    if kind == "url":
-        return images.parse_image_url(source.get("url"), f"{where}.source.url")
-    if kind == "file":
-        raise Unsupported(f"{where}: images given as uploaded file ids are not supported; send base64 or a URL")
-    raise BadRequest(f"{where}.source.type must be base64 or url")
-
-
-def _blocks(content: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
-    if isinstance(content, str):
-        return [("text", {"type": "text", "text": content})]
-    if not isinstance(content, list):
-        raise BadRequest(f"{where}.content must be a string or a list of content blocks")
-    out = []
-    for i, block in enumerate(content):
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            raise BadRequest(f"{where}.content[{i}] must be a content block with a type")
-        out.append((f"{where}.content[{i}]", block))
-    return out
-
-
-def _common(block: dict[str, Any], where: str) -> Part | None:
-    """Blocks either role may carry: text, images; thinking is dropped; the rest refused."""
-    kind = block["type"]
-    if kind == "text":
-        if not isinstance(block.get("text"), str):
-            raise BadRequest(f"{where}.text must be a string")
-        return Text(block["text"])
-    if kind == "image":
-        return _image(block, where)
-    if kind in IGNORED_BLOCKS:
-        return None
-    if kind == "document":
-        raise Unsupported(f"{where}: document (PDF or file) blocks are not supported; send text or images")
-    if kind in SERVER_BLOCKS:
-        raise Unsupported(f"{where}: {kind} blocks belong to Anthropic's hosted tools, which are not supported")
-    raise BadRequest(f"{where}: unknown content block type {kind!r}")
-
-
 def _tool_result(block: dict[str, Any], where: str) -> tuple[ToolResult, list[Image]]:
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str) or not call_id:
         raise BadRequest(f"{where}.tool_use_id must be a string")
-    content = block.get("content")
-    texts: list[str] = []
-    pictures: list[Image] = []
-    if content is not None:
-        for inner_where, inner in _blocks(content, where):
-            part = _common(inner, inner_where)
-            if isinstance(part, Text):
-                texts.append(part.text)
-            elif isinstance(part, Image):
-                pictures.append(part)
+    texts, pictures = blocks.result_parts(block.get("content"), where)
     return ToolResult(call_id, "\n".join(texts), is_error=block.get("is_error") is True), pictures
 
 
@@ -124,7 +71,7 @@ def _user_turn(content: Any, where: str) -> list[Message]:
     """Tool results become tool messages; their images and the rest follow as one user message."""
     results: list[Message] = []
     parts: list[Part] = []
-    for block_where, block in _blocks(content, where):
+    for block_where, block in blocks.listed(content, where):
         if block["type"] == "tool_result":
             result, pictures = _tool_result(block, block_where)
             results.append(Message("tool", (result,)))
@@ -132,15 +79,13 @@ def _user_turn(content: Any, where: str) -> list[Message]:
         elif block["type"] == "tool_use":
             raise BadRequest(f"{block_where}: tool_use blocks belong in assistant turns")
         else:
-            part = _common(block, block_where)
-            if part is not None:
-                parts.append(part)
+            parts.extend(blocks.parts_of(block, block_where))
     return results + ([Message("user", tuple(parts))] if parts else [])
 
 
 def _assistant_turn(content: Any, where: str) -> Message:
     parts: list[Part] = []
-    for block_where, block in _blocks(content, where):
+    for block_where, block in blocks.listed(content, where):
         if block["type"] == "tool_use":
             if not isinstance(block.get("name"), str) or not isinstance(block.get("id"), str):
                 raise BadRequest(f"{block_where} needs an id and a name")
@@ -148,11 +93,10 @@ def _assistant_turn(content: Any, where: str) -> Message:
         elif block["type"] == "tool_result":
             raise BadRequest(f"{block_where}: tool_result blocks belong in user turns")
         else:
-            part = _common(block, block_where)
-            if isinstance(part, Text):
+            for part in blocks.parts_of(block, block_where):
+                if isinstance(part, Image):
+                    raise BadRequest(f"{block_where}: an assistant turn cannot carry an image")
                 parts.append(part)
-            elif isinstance(part, Image):
-                raise BadRequest(f"{block_where}: an assistant turn cannot carry an image")
     return Message("assistant", tuple(parts))
 
 
@@ -197,14 +141,13 @@ def system_turns(raw: Any) -> list[str]:
     texts: list[str] = []
     for i, m in enumerate(raw if isinstance(raw, list) else []):
         if isinstance(m, dict) and m.get("role") == "system":
-            for where, block in _blocks(m.get("content"), f"messages[{i}]"):
-                part = _common(block, where)
-                if isinstance(part, Text):
-                    texts.append(part.text)
+            for where, block in blocks.listed(m.get("content"), f"messages[{i}]"):
+                texts += [p.text for p in blocks.parts_of(block, where) if isinstance(p, Text)]
     return texts
 
 
-def parse_tools(raw: Any) -> tuple[Tool, ...]:
+def parse_tools(raw: Any, referenced: frozenset[str] = frozenset()) -> tuple[Tool, ...]:
+    """The tools a member is offered: a deferred one (``defer_loading``) once ``referenced`` names it."""
     tools = []
     for i, t in tool_defs.objects(raw):
         kind = t.get("type", "custom")
@@ -212,7 +155,8 @@ def parse_tools(raw: Any) -> tuple[Tool, ...]:
             raise Unsupported(f"tools[{i}]: Anthropic's hosted tool {kind!r} is not supported; define your own tools")
         if not isinstance(t.get("name"), str) or not t["name"]:
             raise BadRequest(f"tools[{i}].name must be a string")
-        tools.append(tool_defs.tool(t["name"], t.get("description"), t.get("input_schema")))
+        if not blocks.deferred(t) or t["name"] in referenced:
+            tools.append(tool_defs.tool(t["name"], t.get("description"), t.get("input_schema")))
     return tuple(tools)
 
 
@@ -240,7 +184,8 @@ def parse(body: dict[str, Any], key_name: str = "local") -> Ask:
     system = [t for t in (parse_system(body.get("system")), *system_turns(body.get("messages"))) if t]
     return Ask(
         collection=collection, messages=parse_messages(body.get("messages")), system="\n\n".join(system) or None,
-        reply=reply, with_=nominees, stream=stream, tools=parse_tools(body.get("tools")),
+        reply=reply, with_=nominees, stream=stream,
+        tools=parse_tools(body.get("tools"), blocks.referenced(body.get("messages"))),
         tool_choice=tool_choice, parallel_tool_calls=parallel, options=options.pick(body, SAMPLING),
         model_name=str(body["model"]), key_name=key_name,
     )

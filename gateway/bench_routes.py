@@ -13,7 +13,7 @@ from benchwarmers_mcp.engine.learning import after_verdict
 from benchwarmers_mcp.engine.verdicts import parse_verdict
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import access_of, context, guarded, read_json, render_error
-from benchwarmers_mcp.store import verdicts
+from benchwarmers_mcp.store import names, verdicts
 
 
 @guarded(render_error)
@@ -33,6 +33,8 @@ async def post_pending(request: Request) -> Response:
     calls = body.get("calls")
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls) or len(calls) > 5000:
         raise BadRequest("calls must be a list of call ids (at most 5,000)")
+    for call in calls:
+        names.no_control("a call id", call)
     return JSONResponse({"pending": await verdicts.pending(ctx.db, calls, access=access_of(request))})
 
 
@@ -42,6 +44,7 @@ async def get_record(request: Request) -> Response:
     collection = request.query_params.get("collection")
     if not collection:
         raise BadRequest("collection is required: /bench/record?collection=bench/<name>")
+    names.no_control("a collection name", collection)
     name = collection if collection.startswith("bench/") else f"bench/{collection}"
     task = request.query_params.get("task") or None
     return JSONResponse({"collection": name, "task": task,

@@ -5,25 +5,32 @@ The files the panel was shown are taken from the prompt the store kept for that 
 blocks ``bench ask -f`` writes (``name:`` then a fence). They are frozen into each task's
 fixtures, so the task still works when the code moves on. A real claim is a task whose truth is
 TRUE, a false claim one whose truth is FALSE; all start as drafts.
+
+A file is frozen under the name its header gives, read with ``/`` for ``\\``. A name the task
+could not hold (absolute, climbing out with ``..``: the rule every task's ``attach`` follows) or
+the file system could not (a control character, a drive, a part past 255 bytes) refuses the
+mining with a 400 that names it; nothing is written then.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import Database, verdicts
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.suite import library, plant
-from benchwarmers_mcp.suite.tasks import Clause, Task
+from benchwarmers_mcp.suite.tasks import Clause, Task, TaskProblem, check_task, task_json
 
 HEADER = re.compile(r"^=====\s*FILE:\s*(?P<rel>.+?)\s*=====[ \t]*$", re.M)
 ANY_BANNER = re.compile(r"^=====.*=====[ \t]*$", re.M)
 FENCED = re.compile(r"^(?P<name>[\w./\\-]+\.\w+):[ \t]*\n(?P<fence>`{3,})[^\n]*\n(?P<body>.*?)\n(?P=fence)[ \t]*$",
                     re.M | re.S)
+MAX_PART = 255  # bytes of one part of a file name, as file systems hold them
+MAX_NAME = 1024  # characters of a whole name
 CLAIM_RULE = ("Your first line must be exactly `VERDICT: TRUE` or `VERDICT: FALSE`. Then quote the line or lines "
               "that decide it and explain in at most five sentences.")
 
@@ -42,6 +49,33 @@ def files_in(prompt: str) -> dict[str, str]:
     for m in FENCED.finditer(prompt):
         out[m.group("name")] = m.group("body") + "\n"
     return out
+
+
+def _refusal(rel: str) -> str | None:
+    """Why a file the prompt names cannot be frozen under its name into a task, or None."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+        return "it holds a control character"
+    if PureWindowsPath(rel).drive:
+        return "it names a drive"
+    name = rel.replace("\\", "/")
+    if len(name) > MAX_NAME or any(len(part.encode()) > MAX_PART for part in name.split("/")):
+        return f"it is longer than a file system holds ({MAX_PART} bytes a part, {MAX_NAME} characters in all)"
+    try:  # the rule every task's attach follows, as the task will be read back
+        check_task(task_json(claim_task("probe", "probe", True, (name,))), "probe")
+    except TaskProblem as problem:
+        return "; ".join(problem.problems)
+    return None
+
+
+def frozen(call: str, files: dict[str, str]) -> dict[str, str]:
+    """The files by the names they are frozen under, or a 400 naming the first that cannot be and why."""
+    for rel in files:
+        why = _refusal(rel)
+        if why is not None:
+            shown = rel if len(rel) <= 80 else rel[:77] + "..."
+            raise BadRequest(f"the prompt of call {call} carries the file {shown!r}, which cannot be frozen into a "
+                             f"task: {why}; nothing was mined")
+    return {rel.replace("\\", "/"): text for rel, text in files.items()}
 
 
 def claim_prompt(claim: str) -> str:
@@ -75,14 +109,15 @@ async def mine(db: Database, home: Path, call: str) -> list[dict[str, Any]]:
                          "-f attachments) to freeze")
     catalog = await library.load(home)
     base = f"mined-{plant.slug(call, 40)}"
-    written = []
-    claims = [(c, True) for c in verdict.real] + [(c, False) for c in verdict.false]
-    for claim, truth in claims:
+    fixtures = frozen(call, files)
+    new: list[tuple[str, Task]] = []
+    for claim, truth in [(c, True) for c in verdict.real] + [(c, False) for c in verdict.false]:
         digest = hashlib.sha256(f"{truth}|{claim}".encode()).hexdigest()[:6]
         task_id = f"{base}-{'real' if truth else 'false'}-{digest}"
-        if task_id in catalog.entries:
-            continue
-        task = claim_task(task_id, claim, truth, tuple(files), mined_from=call, source="verdict")
-        await library.write(home, task, files)
+        if task_id not in catalog.entries:
+            new.append((claim, claim_task(task_id, claim, truth, tuple(fixtures), mined_from=call, source="verdict")))
+    written = []
+    for claim, task in new:
+        await library.write(home, task, fixtures)
         written.append({**task.summary(), "origin": "data", "claim": claim})
     return written

@@ -283,7 +283,7 @@ async def _renew(ctx: Context, holder: str, hold: float) -> None:
 async def start(ctx: Context, request: RunRequest, policy: RunPolicy = RunPolicy(), origin: str = "cli") -> int:
     """Plan a run, store it, and ask it in the server's background task group."""
     run = await create(ctx, request, policy, origin)
-    ctx.tg.start_soon(execute, ctx, run)
+    ctx.spawn(execute, ctx, run, name=f"suite run {run}")
     return run
 
 
@@ -291,7 +291,7 @@ async def resume(ctx: Context) -> list[int]:
     """On start-up: continue every unfinished run where it stopped."""
     unfinished = await suite_store.unfinished_runs(ctx.db)
     for run in unfinished:
-        ctx.tg.start_soon(execute, ctx, run)
+        ctx.spawn(execute, ctx, run, name=f"suite run {run}")
     return unfinished
 
 

@@ -149,6 +149,8 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("GET", "/bench/ratings"): Probe("ask", "/bench/ratings?collection={c}"),
     ("GET", "/bench/suggestions"): Probe(
         "exempt", why="filtered per suggestion: tests/ratings/test_suggestions.py, a scoped key sees its own"),
+    ("POST", "/bench/suggestions"): Probe(
+        "exempt", why="reviews the key's own collections, then lists as GET: tests/ratings/test_suggestions.py"),
     **{(method, path): Probe("exempt", why="the tools check the scope: test_mcp_http.py TestKeys")
        for path in ("/mcp", "/mcp/", "/v1/mcp", "/v1/mcp/") for method in ("POST", "DELETE")},
 }

@@ -163,15 +163,15 @@ def test_candidates_are_what_endpoints_serve_minus_the_bench(api: httpx.Client, 
     fake.served[:] = ["vendor/alpha", "vendor/beta:free", "other/alpha"]
     add_fake(api, upstream)
     register(api, "vendor/alpha")
-    everything = api.get("/api/candidates").json()
+    everything = api.post("/api/candidates", json={}).json()
     assert [(c["served"], c["status"], c["alias"], c["suggested"]) for c in everything["candidates"]] == [
         ("vendor/alpha", "registered", "alpha", None),
         ("vendor/beta:free", "new", None, "beta-free"),
         ("other/alpha", "new", None, "alpha-2"),
     ]
-    fresh = api.get("/api/candidates", params={"new": "1", "find": "BETA"}).json()["candidates"]
+    fresh = api.post("/api/candidates", json={"new": True, "find": "BETA"}).json()["candidates"]
     assert [c["served"] for c in fresh] == ["vendor/beta:free"]
-    unknown = api.get("/api/candidates", params={"endpoint": "nobody"})
+    unknown = api.post("/api/candidates", json={"endpoint": "nobody"})
     assert unknown.status_code == 404
 
 
@@ -180,7 +180,7 @@ def test_an_unreachable_endpoint_is_reported_beside_the_others(api: httpx.Client
     fake.served[:] = ["vendor/alpha"]
     add_fake(api, upstream)
     post(api, "/api/endpoint", {"name": "down", "base": f"http://127.0.0.1:{free_port()}/v1"})
-    body = api.get("/api/candidates").json()
+    body = api.post("/api/candidates", json={}).json()
     assert [c["served"] for c in body["candidates"]] == ["vendor/alpha"]
     assert [e["endpoint"] for e in body["errors"]] == ["down"]
 

@@ -208,11 +208,12 @@ def _facts(html: str, alias: str) -> dict[str, tuple[str, str]]:
         r'([a-z]+)</span>', dialog)}
 
 
-def test_the_models_page_shows_each_fact_with_its_source(settings: Settings, net: Loopback, fake: FakeUpstream,
-                                                         upstream: str) -> None:
+def test_the_models_page_shows_each_fact_with_its_source(settings: Settings, net: Loopback,
+                                                         fake: FakeUpstream) -> None:
     """Every fact with the source that won it, as ``store.facts`` layers them: the shipped catalog,
     what the user set, what the model's own errors taught, and the catalog once a refresh replaced
-    the snapshot ("refreshed")."""
+    the snapshot ("refreshed"), for a model on its provider's own endpoint (a refresh changes only
+    the facts of the provider a feed names: ``catalog/test_refresh_scope.py``)."""
     def bigger(provider: str, model: str, raw: dict) -> None:
         if model == "gpt-4o-mini":
             raw["limit"]["output"] = 20000
@@ -222,10 +223,11 @@ def test_the_models_page_shows_each_fact_with_its_source(settings: Settings, net
     gateway = serve_gateway(net, settings, catalog_models_dev_url=f"{base}/api.json", catalog_openrouter_url="",
                             catalog_freellmapi_url="")
     fake.served = ["gpt-4o-mini"]
+    openai = net.serve_as(fake.app(), "https://api.openai.com") + "/v1"
     with net.client(base_url=gateway, timeout=60) as api:
-        assert api.post("/api/endpoint", json={"name": "local", "base": upstream, "key": "sk-local-0123456789abc"}
+        assert api.post("/api/endpoint", json={"name": "openai", "base": openai, "key": "sk-local-0123456789abc"}
                         ).status_code == 201
-        alias = api.post("/api/model/register", json={"served": "gpt-4o-mini", "endpoint": "local"}).json()["model"]["alias"]
+        alias = api.post("/api/model/register", json={"served": "gpt-4o-mini", "endpoint": "openai"}).json()["model"]["alias"]
         shipped = _facts(api.get("/registered").text, alias)
         assert shipped["context_window"] == ("128,000", "catalog") and shipped["max_output"] == ("16,384", "catalog")
         assert shipped["tools"] == ("yes", "catalog") and shipped["input_modalities"] == ("text, image, pdf", "catalog")

@@ -114,10 +114,6 @@ REFUSALS = [
     (dict(tools=[{"type": "web_search_20250305", "name": "web_search"}]), anthropic.BadRequestError,
      "hosted tool"),
     (dict(messages=[{"role": "user", "content": [
-        {"type": "document",
-         "source": {"type": "base64", "media_type": "application/pdf", "data": kit.PDF}}]}]),
-     anthropic.BadRequestError, "document"),
-    (dict(messages=[{"role": "user", "content": [
         {"type": "image", "source": {"type": "file", "file_id": "file_123"}}]}]),
      anthropic.BadRequestError, "file ids"),
     (dict(messages=[{"role": "user", "content": "hi"},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import ollama
 import pytest
 
@@ -121,3 +122,54 @@ def test_unknown_ollama_route_and_bad_json_are_ollama_shaped(gateway, http):
     assert r.status_code == 400 and isinstance(r.json()["error"], str)
     r = http.get(gateway + "/api/chat", timeout=10)
     assert r.status_code == 405 and isinstance(r.json()["error"], str)
+
+
+def _untyped(request: httpx.Request) -> None:
+    """What LiteLLM's ollama/ and ollama_chat/ providers send: a JSON body with no Content-Type."""
+    del request.headers["Content-Type"]
+
+
+@pytest.fixture
+def untyped_client(gateway, net):
+    with ollama.Client(transport=net.transport(sync=True), host=gateway, event_hooks={"request": [_untyped]}) as c:
+        yield c
+
+
+def test_json_without_a_content_type_is_read_as_real_ollama_reads_it(untyped_client):
+    """Issue 29: the ollama SDK with its Content-Type taken off, chat, generate and show, streamed and not."""
+    kit.assert_every_seat(untyped_client.chat(model="bench/core", messages=CHAT, stream=False).message.content)
+    kit.assert_every_seat("".join(p.message.content for p in untyped_client.chat(model="bench/core", messages=CHAT,
+                                                                                 stream=True)))
+    kit.assert_every_seat(untyped_client.generate(model="bench/core", prompt=kit.QUESTION).response)
+    assert untyped_client.show("bench/eyes").modelinfo["benchwarmers.members"] == "owl, hawk"
+    with pytest.raises(ollama.ResponseError) as caught:  # a refusal is still the route's, in its shape
+        untyped_client.chat(model="bench/nowhere", messages=CHAT, stream=False)
+    assert caught.value.status_code == 404 and "nowhere" in caught.value.error
+
+
+def test_raw_posts_without_a_content_type(gateway, http):
+    body = json.dumps({"model": "bench/core", "messages": CHAT, "stream": False}).encode()
+    r = http.post(gateway + "/api/chat", content=body, timeout=30)
+    assert "content-type" not in r.request.headers
+    assert r.status_code == 200, r.text
+    kit.assert_every_seat(r.json()["message"]["content"])
+    r = http.post(gateway + "/api/generate", content=json.dumps({"model": "bench/core", "prompt": kit.QUESTION,
+                                                                 "stream": False}).encode(), timeout=30)
+    assert r.status_code == 200 and r.json()["done"], r.text
+    r = http.post(gateway + "/api/chat", content=b"{not json", timeout=10)
+    assert r.status_code == 400 and isinstance(r.json()["error"], str)  # still checked as JSON
+
+
+def test_untyped_json_holds_only_on_ollama_routes_and_never_cross_site(gateway, http):
+    body = json.dumps({"model": "bench/core", "messages": CHAT, "stream": False}).encode()
+    for headers in ({"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"},
+                    {"Origin": "null", "Sec-Fetch-Site": "cross-site"}):  # a page's fetch of a typeless Blob
+        r = http.post(gateway + "/api/chat", content=body, headers=headers, timeout=10)
+        assert r.status_code == 403 and isinstance(r.json()["error"], str), (headers, r.text)
+    for headers in ({"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"},
+                    {"Content-Type": ""}):
+        r = http.post(gateway + "/api/chat", content=body, headers=headers, timeout=10)
+        assert r.status_code == 415 and isinstance(r.json()["error"], str), (headers, r.text)
+    for path in ("/v1/chat/completions", "/api/gateway-key", "/bench/verdict"):
+        r = http.post(gateway + path, content=body, timeout=10)
+        assert r.status_code == 415, (path, r.text)

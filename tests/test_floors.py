@@ -41,7 +41,9 @@ ALLOWED = {
 }
 # Tests whose subject is SQL itself: the backends' placeholder rewriting, and the kit that resets a
 # throwaway PostgreSQL cluster between tests (cluster administration, not the product's data).
-SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py"}
+# tests whose subject is the store itself: test_store_failures makes the store refuse a row (a
+# trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL
+SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py"}
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|TRIGGER)|"
                  r"UPDATE\s+\w+\s+SET)\b", re.IGNORECASE | re.DOTALL)
 

@@ -54,8 +54,9 @@ async def test_a_foreign_origin_is_refused_on_every_family(settings: Settings) -
 async def test_a_form_encoded_post_is_refused_on_every_family(settings: Settings) -> None:
     async with app_client(settings) as client:
         for family, path in FAMILIES:
+            untyped = [] if family == "ollama" else [{"content": b"{}"}]  # Ollama's routes take untyped JSON
             for body in ({"data": {"model": "bench/core"}}, {"content": b"{}", "headers": {"Content-Type": "text/plain"}},
-                         {"content": b"{}"}):
+                         *untyped):
                 r = await client.post(path, **body)
                 assert r.status_code == 415, (family, r.text)
                 assert same_shape(r, path, UnsupportedMediaType("x")), family

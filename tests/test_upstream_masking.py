@@ -93,3 +93,46 @@ def test_the_log_filter_masks_messages_and_tracebacks():
     written = stream.getvalue()
     assert "Traceback" in written and "ConnectError" in written and "plain words" in written
     assert not leaks(written)
+
+
+# -- in any case, and any run of a secret --
+
+def _recased(text: str, rng: random.Random) -> str:
+    return "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in text)
+
+
+def test_a_secret_is_masked_in_any_case_and_any_run_of_it():
+    secrets = Secrets.of([("key echo", KEY), ("header X-Org", ORG)])
+    rng = random.Random(7)
+    for spelled in (KEY.upper(), KEY.swapcase(), _recased(KEY, rng), KEY[5:19], KEY[-12:].upper(), KEY[9:21].lower(),
+                    ORG.upper(), ORG[3:16].swapcase(), json.dumps(KEY.upper())[1:-1]):
+        masked = secrets.mask(f"the upstream said: {spelled}!")
+        assert not leaks(masked), (spelled, masked)
+        assert masked.startswith("the upstream said: [masked ") and masked.endswith("]!"), "only the run changed"
+    assert secrets.mask(KEY[3:14].upper()) == KEY[3:14].upper(), "11 characters of a key are not a run of it"
+    assert Secrets.of([("key echo", "sk-with/slash+plus=")]).mask("k=SK-WITH%2fSLASH%2bPLUS%3d") == \
+        "k=[masked key echo]", "the URL-quoted spelling in any case, its escapes too"
+    assert Secrets.of([("key short", "Abc123xyz")]).mask("ABC123XYZ and abc123") == "[masked key short] and abc123", \
+        "a secret shorter than a run is masked whole, in any case"
+    two = secrets.mask(f"{KEY[:14].upper()}{ORG[-13:]} then {KEY.lower()}{KEY}")
+    assert not leaks(two) and two.count("[masked ") == 4, two
+
+
+def test_a_recased_key_cut_across_stream_pieces_is_masked_wherever_it_is_cut():
+    secrets = Secrets.of([("key echo", KEY), ("header X-Org", ORG)])
+    rng = random.Random(29)
+    for _ in range(300):
+        text = (f"so the key is {_recased(KEY, rng)}, then part of it {_recased(KEY[6:20], rng)} and its end "
+                f"{KEY[-15:].upper()}; the org {_recased(ORG, rng)}s and so on")
+        cuts = rng.sample(range(1, len(text)), rng.randint(1, 20))
+        joined, _ = _joined(StreamMask(secrets), _events_for(text, cuts))
+        assert not leaks(joined), joined
+        assert joined == secrets.mask(text), "only the runs changed, in place"
+
+
+def test_the_log_filter_masks_a_recased_key():
+    keys = KeyMaskFilter(lambda: [KEY])
+    record = logging.LogRecord("tests", logging.WARNING, __file__, 1, "upstream said %s and %s", (KEY.upper(), KEY[4:20]),
+                               None)
+    keys.filter(record)
+    assert not leaks(record.getMessage()) and record.getMessage().count("[masked key]") == 2

@@ -38,7 +38,8 @@ LABELS = {"connection_held": "connection held", "went_paid": "went paid", "model
           "registration": "not listed", "auth": "key refused", "billing": "billing"}
 CONFIRM = {"Retire": "Retire {subject}? It leaves its collections; Restore puts it back.",
            "Retire all": "Retire every model on {subject}?"}
-PAGE_FOR = {"/api/candidates": "/registered"}  # an action that only reads: the page that shows it
+# an action whose answer is what a page shows (it reads, though by POST: it calls the endpoint): a link there
+PAGE_FOR = {"/api/candidates": "/registered"}
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,12 @@ def live_kinds() -> frozenset[str]:
 
 
 def button_of(action: dict[str, Any], subject: str) -> Button | None:
-    """An action as ``health.alerts.actions`` gives it, as a button (a link for one that only reads)."""
+    """An action as ``health.alerts.actions`` gives it, as a button (a link for one a page shows)."""
+    page = PAGE_FOR.get(str(action["path"]).split("?", 1)[0])
+    if page is not None:
+        return Button(action["label"], href=page)
     if action.get("method", "POST") != "POST":
-        page = PAGE_FOR.get(str(action["path"]).split("?", 1)[0])
-        return Button(action["label"], href=page) if page else None
+        return None
     return Button(action["label"], action["path"], dict(action.get("body") or {}), tuple(action.get("asks") or ()),
                   CONFIRM.get(action["label"], "").format(subject=subject))
 

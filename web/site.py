@@ -9,11 +9,13 @@ first request that needs them (``site()``): nothing of the dashboard loads befor
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from jinja2 import Environment
 from starlette.requests import Request
@@ -71,23 +73,24 @@ def _error(request: Request, s: Site, shared: dict[str, Any], error: BenchError)
 
 
 async def page(request: Request) -> Response:
-    """One page of the registry: its ``load``, then its template; a 404 page for a path none has."""
+    """One page of the registry: its ``load``, then its template; a 404 page for a path none has. An
+    error in either is that page's error page (``error.html`` in the layout, with the error's status)."""
     ctx, s = context(request), site()
     view = View(ctx, request)
     current = s.find(request.url.path)
     shared = {**_shared(ctx, s, current), "now": view.now}
     if current is None:
         return _error(request, s, shared, NotFound(f"no page at {normal_path(request.url.path)[:100]}"))
-    try:
+    try:  # the load and the render alike: whatever fails is shown inside the page, never a bare 500
         after = await events_head(ctx)  # before the load: nothing between the two is missed
         data = await current.load(view)
+        return render(s.env, request, current.template, {**shared, **data, **await _around(view, current),
+                                                          "page": current, "events_after": after})
     except BenchError as e:
         return _error(request, s, shared, e)
     except Exception:
         log.exception("the %s page failed", current.title)
         return _error(request, s, shared, BenchError("internal error; the server log has the details"))
-    return render(s.env, request, current.template, {**shared, **data, **await _around(view, current),
-                                                      "page": current, "events_after": after})
 
 
 async def _around(view: View, current: Page) -> dict[str, Any]:
@@ -102,11 +105,24 @@ async def _around(view: View, current: Page) -> dict[str, Any]:
             "live_kinds": sorted(current.live | action_needed.live_kinds() | onboarding_chip.LIVE)}
 
 
+# A path on this server with an optional query, in the characters a URL holds as they are: it
+# begins with one "/" (never "//" or "/\\", which a browser reads as another host), and holds no
+# space, control character, backslash, fragment or non-ASCII (the login form's next step is one
+# token: a space would start another), and a "%" only as an escape.
+SAME_ORIGIN_PATH = re.compile(r"/(?![/\\])(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2}){0,2000}")
+
+
 def safe_next(target: str) -> str:
-    """Where to go after logging in: a path on this server, never another host."""
-    if not target.startswith("/") or target.startswith("//") or "\\" in target or not target.isprintable():
+    """Where to go after logging in: a path on this server (``SAME_ORIGIN_PATH``), else ``/``. Its
+    path's escapes decoded must not spell another host, a backslash, a space or a control character
+    either (``/%2F%2Fevil``, ``/%5Cevil``, ``/%09/evil``): a query's may (``?find=a%20b``)."""
+    if not SAME_ORIGIN_PATH.fullmatch(target):
         return "/"
-    return target
+    path = unquote(target.split("?", 1)[0])
+    if path.startswith(("//", "/\\")) or "\\" in path or not path.isprintable() or any(c.isspace() for c in path):
+        return "/"
+    parts = urlsplit(target)
+    return target if not parts.scheme and not parts.netloc else "/"
 
 
 async def login_page(request: Request) -> Response:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -34,7 +35,8 @@ from benchwarmers_mcp.health.onboarding import Onboarding
 from benchwarmers_mcp.inbound import access_of
 from benchwarmers_mcp.scheduler import Scheduler
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, liveness
+from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.store.events import Feed
@@ -50,6 +52,13 @@ MAX_CONNECTIONS, MAX_KEEPALIVE = 200, 50
 
 
 async def health(request: Request) -> Response:
+    """200 ``{"ok": true}`` while this server can serve; 503 with the reason while its store cannot
+    be reached or written (closed, unreachable, a dropped connection, a full disk, writes failing:
+    ``store/liveness.py``), so a load balancer sends it nothing until the store works again."""
+    ctx: Context | None = getattr(request.app.state, "ctx", None)  # None: mounted with no lifespan, no store
+    problem = None if ctx is None else await liveness.problem(ctx.db, ctx.replica)
+    if problem:
+        return JSONResponse({"ok": False, "version": __version__, "store": problem[:300]}, status_code=503)
     return JSONResponse({"ok": True, "version": __version__})
 
 
@@ -121,11 +130,20 @@ def mount(table: tuple[routes.Entry, ...] = routes.TABLE) -> list[BaseRoute]:
 
 
 async def _run_mcp(app: Starlette, ctx: Context, *, task_status: TaskStatus[None]) -> None:
+    """The MCP server for the app's life. A failure before it serves goes to the request that
+    started it; one after is logged and ends the MCP server alone, never the app's task group."""
     from benchwarmers_mcp.mcp import server as mcp_server  # the SDK is most of the cold start
 
-    async with mcp_server.serve_http(app, ctx):
-        task_status.started()
-        await anyio.sleep_forever()
+    serving = False
+    try:
+        async with mcp_server.serve_http(app, ctx):
+            task_status.started()
+            serving = True
+            await anyio.sleep_forever()
+    except Exception:
+        if not serving:
+            raise
+        log.exception("the MCP server failed; the rest of the server carries on")
 
 
 class McpStarter:
@@ -182,8 +200,8 @@ def start_workers(ctx: Context) -> None:
     scheduler = Scheduler(ctx, tick=ctx.settings.scheduler_tick)
     onboarding = Onboarding(ctx)
     ctx.scheduler, ctx.onboarding = scheduler, onboarding
-    ctx.tg.start_soon(scheduler.run_forever)
-    ctx.tg.start_soon(onboarding.run_forever)
+    ctx.spawn(scheduler.run_forever, name="scheduler")
+    ctx.spawn(onboarding.run_forever, name="onboarding worker")
 
 
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
@@ -212,9 +230,10 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
             ctx = Context(settings, db, keys, http, caller, tg, route_tuning=route_tuning,
                           events=feed, clock=clock or SystemClock())
             app.state.ctx = ctx
-            tg.start_soon(feed.run)
+            ctx.spawn(feed.run, name="event feed")
             ctx.replica = replica_store.new_id()
             await tg.start(replica_store.keep_present, db, ctx.replica)
+            await limit_store.book_orphans(db, time.time())  # calls a crash left in flight: into the ledger
             app.state.mcp_http = None
             app.state.mcp_start = McpStarter(app, ctx)  # the MCP SDK loads on the first /mcp request
             if await suite_store.unfinished_runs(db):  # unfinished suite runs continue where they stopped

@@ -1,5 +1,6 @@
 """What the faces hand the engine: the app's ``Context`` (settings, the store, the model caller, the
-background task group in which panels run, so a caller that hangs up never stops a panel, and the
+background task group in which panels run, so a caller that hangs up never stops a panel, started
+only through ``Context.spawn``, which keeps one task's failure from reaching the group, and the
 live feed of the store's events) and, per request, the caller's ``Access`` (who asks, which
 collections they may use).
 
@@ -20,9 +21,10 @@ default (``require_access`` refuses anything else), and an ``Access`` states its
 
 from __future__ import annotations
 
+import logging
 import random
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,10 +35,12 @@ from benchwarmers_mcp.clock import Clock, SystemClock
 from benchwarmers_mcp.errors import BenchError, Forbidden, ProviderError
 from benchwarmers_mcp.messages import Answer, ModelRequest, StreamEvent
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import Database, names
 from benchwarmers_mcp.store import limits as limit_store
 from benchwarmers_mcp.store.events import Feed
 from benchwarmers_mcp.store.models import ModelRecord
+
+log = logging.getLogger("benchwarmers")
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,9 @@ class Access:
         return self.collections is None or bare_collection(collection) in self.collections
 
     def check(self, collection: str) -> None:
-        """403 when this caller may not use ``collection``."""
+        """403 when this caller may not use ``collection``; 400 when it is no name at all (a
+        control character in it: every face's requested collection passes here)."""
+        names.no_control("a collection name", collection)
         if not self.allows(collection):
             allowed = ", ".join(f"bench/{c}" for c in self.collections or ())
             raise Forbidden(f"gateway key {self.key_name!r} may ask only {allowed}")
@@ -163,9 +169,24 @@ class Context:
     onboarding: Onboarder | None = None  # set by the app's lifespan
     replica: str = ""  # this server's name among those on the store (store/replicas.py)
 
+    def spawn(self, work: Callable[..., Awaitable[object]], *args: Any, name: str) -> None:
+        """Start ``work(*args)`` in the app's background task group: the one way anything starts
+        there (panels, route turns, shadows, suite runs, scheduled jobs, the workers). An exception
+        it raises is logged once, under ``name``, and ends that task alone: it never reaches the
+        group, which would cancel every panel and worker and close the store under a server that
+        still answers."""
+        self.tg.start_soon(_contained, work, args, name, name=name)
+
     async def resting(self) -> frozenset[str]:
         """Aliases resting now: after a rate limit or failures, or on a paused connection."""
         return frozenset(await limit_store.resting_aliases(self.db, time.time()))
+
+
+async def _contained(work: Callable[..., Awaitable[object]], args: tuple[Any, ...], name: str) -> None:
+    try:
+        await work(*args)
+    except Exception:  # cancellation (a BaseException) goes on to the group, as it must
+        log.exception("background task %s failed; the server carries on", name)
 
 
 __all__ = ["Access", "CallInfo", "Caller", "Context", "KeyRing", "Onboarder", "RouteTuning", "Scheduling",

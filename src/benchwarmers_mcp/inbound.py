@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 
 from benchwarmers_mcp.context import Access, Context, require_access
 from benchwarmers_mcp.errors import BadRequest, BenchError, HungUp, TooLarge, UnsupportedMediaType
+from benchwarmers_mcp.store.db import LARGEST_INTEGER
 
 if TYPE_CHECKING:  # pydantic loads with the first module that validates a body (admin, MCP), not here
     from pydantic import ValidationError
@@ -63,6 +64,32 @@ _SURROGATE_ESCAPE_BYTES = re.compile(_ESCAPE.encode())
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class _Unstorable(Exception):
+    """A whole number in a body that no store column holds (past 64 bits)."""
+
+
+def _whole(text: str) -> int:
+    """A JSON integer (the C scanner hands each to this, a Python call per number: a scan of the
+    body for long digit runs cost more than parsing it), refused past the store's 64 bits."""
+    value = int(text)
+    if len(text) > 18 and not -LARGEST_INTEGER - 1 <= value <= LARGEST_INTEGER:
+        shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
+        raise _Unstorable(f"the number {shown}, too large: whole numbers here are at most {LARGEST_INTEGER:,}"
+                          " (64 bits)")
+    return value
+
+
+_WHOLE = re.compile(r"-?[0-9]{1,19}")
+
+
+def whole_number(raw: str, what: str) -> int:
+    """A query parameter as a whole number the store can hold: 400 when it is not one."""
+    text = raw.strip()
+    if not _WHOLE.fullmatch(text) or not -LARGEST_INTEGER - 1 <= int(text) <= LARGEST_INTEGER:
+        raise BadRequest(f"{what} must be a whole number of at most {LARGEST_INTEGER:,}, not {raw[:40]!r}")
+    return int(text)
+
+
 def _no_constant(name: str) -> Any:
     raise BadRequest(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
 
@@ -92,11 +119,14 @@ def _lone_surrogate(value: Any) -> bool:
 
 def loads_strict(raw: bytes | str, what: str = "the body") -> Any:
     """JSON as text a program can keep: 400 for malformed JSON, for NaN/Infinity (Python's json takes
-    them; no JSON peer does), for numbers too large to be finite, and for strings that are valid JSON
+    them; no JSON peer does), for numbers too large to be finite, for whole numbers past 64 bits
+    (no store column holds one: an id, a limit, a token count), and for strings that are valid JSON
     but not valid Unicode text (a lone surrogate escape such as ``"\\ud800"``, which no UTF-8 encoder,
-    database or upstream accepts)."""
+    database or upstream accepts). Every request body is read through here (the guard, ``read_json``)."""
     try:
-        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite, parse_int=_whole)
+    except _Unstorable as e:
+        raise BadRequest(f"{what} holds {e}") from None
     except BadRequest as e:
         raise BadRequest(f"{what} is not valid JSON: {e.message}") from None
     except (ValueError, RecursionError) as e:
@@ -110,9 +140,10 @@ def loads_strict(raw: bytes | str, what: str = "the body") -> Any:
 
 async def read_json(request: Request, max_body: int) -> dict[str, Any]:
     """The body as a JSON object: 415 unless JSON, 413 over ``max_body`` bytes, 400 when malformed or
-    not valid text (``loads_strict``)."""
+    not valid text (``loads_strict``). A body the guard read as JSON (``BODY_KEY``) is JSON whatever
+    its type: the guard's rule for untyped JSON decided that."""
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if ctype != "application/json":
+    if ctype != "application/json" and BODY_KEY not in (request.scope.get("state") or {}):
         raise UnsupportedMediaType("Content-Type must be application/json")
     length = request.headers.get("content-length")
     if length is not None:
@@ -201,4 +232,5 @@ def guarded(render: RenderError) -> Callable[[Handler], Handler]:
 
 
 __all__ = ["BODY_KEY", "STATE_KEY", "Handler", "RenderError", "access_of", "context", "error_body", "guarded", "key_name",
-           "loads_strict", "plain_text", "read_json", "render_error", "render_safely", "validation_message"]
+           "loads_strict", "plain_text", "read_json", "render_error", "render_safely", "validation_message",
+           "whole_number"]

@@ -199,12 +199,24 @@ def estimate_text_tokens(text: str) -> int:
     return int(len(text) / 4 * 1.1)
 
 
+# An upstream's token count past this is absurd (no model's window comes near it): a count is kept
+# within 0..MOST_TOKENS, so one bad report (1e20 tokens) neither overflows the store's 64-bit
+# integers and sums nor leaves its call off the ledger.
+MOST_TOKENS = 1_000_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     estimated: bool = False
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.input_tokens <= MOST_TOKENS and 0 <= self.output_tokens <= MOST_TOKENS
+                and 0 <= self.reasoning_tokens <= MOST_TOKENS):
+            for name in ("input_tokens", "output_tokens", "reasoning_tokens"):
+                object.__setattr__(self, name, min(max(0, int(getattr(self, name))), MOST_TOKENS))
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

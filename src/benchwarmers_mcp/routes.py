@@ -138,6 +138,7 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/bench/remind", POST, MCP + "post_remind", "gateway", "openai"),
     Entry("/bench/ratings", GET, ADMIN + "ratings:get_ratings", "gateway", "openai"),
     Entry("/bench/suggestions", GET, ADMIN + "ratings:get_suggestions", "gateway", "openai"),
+    Entry("/bench/suggestions", POST, ADMIN + "ratings:review_suggestions", "gateway", "openai"),
     # MCP, both protocol eras; a trailing slash answers too (never a redirect). No GET: the server
     # opens no stream of its own, so no idle stream holds a stopping server open.
     Entry("/mcp", POST_DELETE, MCP + "mcp_endpoint", "gateway", "mcp"),
@@ -151,7 +152,7 @@ _ROUTES: tuple[Entry, ...] = (
     Entry("/api/endpoint/key", POST, ADMIN + "endpoints:set_key", "admin", "openai"),
     Entry("/api/endpoint/test", POST, ADMIN + "endpoints:test_endpoint", "admin", "openai"),
     Entry("/api/endpoint/remove", POST, ADMIN + "endpoints:remove_endpoint", "admin", "openai"),
-    Entry("/api/candidates", GET, ADMIN + "endpoints:candidates", "admin", "openai"),
+    Entry("/api/candidates", POST, ADMIN + "endpoints:candidates", "admin", "openai"),
     Entry("/api/models", GET, ADMIN + "models:list_models", "admin", "openai"),
     Entry("/api/model", POST, ADMIN + "models:change", "admin", "openai"),
     Entry("/api/model/register", POST, ADMIN + "models:register", "admin", "openai"),

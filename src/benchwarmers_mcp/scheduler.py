@@ -242,7 +242,7 @@ class Scheduler:
             claim = await store.claim(self.ctx.db, job.name, owner=self.owner, now=now, due=due, stale=self.stale,
                                       trigger="schedule", note=note)
             if claim.run is not None:
-                self.ctx.tg.start_soon(self._run, job, claim)
+                self.ctx.spawn(self._run, job, claim, name=f"job {job.name}")
                 done.append(f"started {job.name}")
             elif claim.busy is not None:
                 done.append(f"skipped {job.name} (still going)")
@@ -258,7 +258,7 @@ class Scheduler:
         if claim.run is None:
             raise BadRequest(f"{name} is running now (run {claim.busy.running_run if claim.busy else '?'});"
                              " it never overlaps itself")
-        self.ctx.tg.start_soon(self._run, job, claim)
+        self.ctx.spawn(self._run, job, claim, name=f"job {job.name}")
         return claim.run
 
     async def finished(self, run_id: int, poll: float = 0.2) -> store.Run | None:

@@ -1,21 +1,31 @@
 """One frozen Settings, read from the environment once and passed down.
 
 Nothing in the package reads ``os.environ`` after start-up except through here (the CLI, a
-separate client program, reads its own few variables).
+separate client program, reads its own few variables). Every variable is read by one parser,
+``VARIABLES``: each names its ``Settings`` field and its ``Kind``, which reads the text or refuses
+it in one sentence naming the variable, the value (masked when it may hold a secret) and what is
+accepted. ``Settings.from_env`` reads them all and raises ``BadSettings`` with every refusal; the
+CLI prints each on one line and exits 2. What only makes sense of several settings at once (a bind
+beyond loopback wants an admin token) is checked at start-up (``access.policy.startup_problems``).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from benchwarmers_mcp.store.db import URL_FORM, mask_url, target_problem
 
 DEFAULT_PORT = 8122
-FALSE_WORDS = {"", "0", "false", "no", "off"}
+ON_WORDS = {"1", "true", "yes", "on"}
+OFF_WORDS = {"0", "false", "no", "off"}
 
 
 class BadSettings(ValueError):
@@ -49,50 +59,203 @@ def default_config_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(base) / "benchwarmers"
 
 
-def flag(value: str | None) -> bool:
-    """A boolean switch that fails closed: any value but the usual 'off' words is on."""
-    return (value or "").strip().lower() not in FALSE_WORDS
+# -- the kinds of setting: each reads a value's text or refuses it (ValueError, with a reason or none) --
+
+@dataclass(frozen=True)
+class Kind:
+    """How one kind of setting is read. ``read`` takes the text (surrounding spaces stripped) and
+    gives the value, or raises ``ValueError`` (its message, if any, is said after the refusal).
+    ``empty`` is what a variable set to nothing means and ``blank`` one set to spaces only (None:
+    as if unset); ``show`` quotes a refused value (masked for one that may hold a password)."""
+
+    accepts: str
+    read: Callable[[str], Any]
+    empty: Any = None
+    blank: Any = None
+    show: Callable[[str], str] = lambda text: text
+    # how a value is written back as text, so that a Settings made in code is checked alike
+    # (``value_problems``); None: a value of this kind is not checked again
+    text_of: Callable[[Any], str] | None = None
+
+    def refusal(self, name: str, text: str, reason: str = "") -> str:
+        shown = self.show(text)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return f"{name} must be {self.accepts}, not {shown!r}" + (f": {reason}" if reason else "")
 
 
-def _csv(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise ValueError
+    return int(text)
 
 
-class _Reader:
-    """Numbers from the environment, each problem noted instead of raised, so every bad variable is
-    named at once and none ends in a traceback."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-        self.problems: list[str] = []
-
-    def port(self, name: str, default: int) -> int:
-        raw = (self.env.get(name) or "").strip()
-        if not raw:
-            return default
-        if not raw.isdigit() or not 1 <= int(raw) <= 65535:
-            self.problems.append(f"{name} must be a port number from 1 to 65535, not {raw[:40]!r}")
-            return default
-        return int(raw)
-
-    def seconds(self, name: str, default: float) -> float:
-        raw = (self.env.get(name) or "").strip()
-        if not raw:
-            return default
+def _seconds(least: float) -> Callable[[str], float]:
+    def read(text: str) -> float:
         try:
-            value = float(raw)
+            value = float(text)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value <= 0:
-            self.problems.append(f"{name} must be a number of seconds above 0, not {raw[:40]!r}")
-            return default
+        if not math.isfinite(value) or value < least or value <= 0:
+            raise ValueError
         return value
+    return read
 
 
-def _token(value: str | None) -> str | None:
-    """A secret from the environment, surrounding whitespace stripped; unset or empty is None, but
-    whitespace only is "" (set, so the start-up check refuses it as too short)."""
-    return None if not value else value.strip()
+def _switch(text: str) -> bool:
+    word = text.lower()
+    if word not in ON_WORDS | OFF_WORDS:
+        raise ValueError
+    return word in ON_WORDS
+
+
+def _feed(text: str) -> str:
+    """A feed's URL: http(s) with a host."""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        raise ValueError from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text):
+        raise ValueError
+    return text
+
+
+def _store(text: str) -> str:
+    problem = target_problem(text)
+    if problem:
+        raise ValueError(problem)
+    return text
+
+
+def _items(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
+
+
+def _public_url(text: str) -> str:
+    """The address people and apps use: ``http(s)://host[:port]``, nothing after it."""
+    try:
+        parts = urlsplit(text)
+        _ = parts.port  # raises on a bad port
+    except ValueError:
+        raise ValueError("it does not read as one (a bad port, a stray '[' or ']'?)") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError
+    if parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc:
+        raise ValueError("the server cannot live under a path prefix")
+    return text
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    entries = _items(text)
+    for entry in entries:
+        if not HOST_RE.match(entry.lower()):
+            raise ValueError(f"{entry[:60]!r} is not a host name")
+    return entries
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    entries = _items(text)
+    for entry in entries:
+        if entry == "*":
+            raise ValueError("'*' is never allowed: list the origins one by one")
+        try:
+            parts = urlsplit(entry)
+            _ = parts.port
+        except ValueError:
+            raise ValueError(f"{entry[:60]!r} is not an origin") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+            raise ValueError(f"{entry[:60]!r} is not an origin")
+    return entries
+
+
+PORT = Kind("a port number from 1 to 65535", _port)
+SECONDS = Kind("a number of seconds above 0", _seconds(0.0))
+TICK = Kind("a number of seconds from 0.1 up", _seconds(0.1))
+SWITCH = Kind("on or off (1, true, yes or on; 0, false, no or off)", _switch)
+TEXT = Kind("text", str)
+PUBLIC_URL = Kind("http(s)://host[:port] with no path, query or user", _public_url, text_of=str)
+HOSTS = Kind("host names, each with an optional :port, separated by commas", _hosts, text_of=",".join)
+ORIGINS = Kind("origins like https://app.example.com, separated by commas", _origins, text_of=",".join)
+FOLDER = Kind("a folder's path", lambda text: Path(text).expanduser())
+SECRET = Kind("a secret", str, blank="")  # spaces only: set, so the start-up check refuses it as too short
+FEED = Kind("an http(s):// URL (empty leaves that feed out)", _feed, empty="", blank="")
+STORE = Kind(f"a PostgreSQL URL ({URL_FORM}) or the path of a SQLite file", _store, show=mask_url)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable: the ``Settings`` field it sets and its kind."""
+
+    name: str
+    field: str
+    kind: Kind
+
+
+# Every setting the environment gives (a provider's key, ``BENCHWARMERS_KEY_<NAME>``, is any text;
+# the proxy variables are httpx's own, only their presence read here).
+VARIABLES = (
+    Variable("BENCHWARMERS_HOME", "home", FOLDER),
+    Variable("BENCHWARMERS_CONFIG", "config_dir", FOLDER),
+    Variable("BENCH_BIND", "bind", TEXT),
+    Variable("BENCH_PORT", "port", PORT),
+    Variable("BENCHWARMERS_ADMIN_TOKEN", "admin_token", SECRET),
+    Variable("BENCHWARMERS_PUBLIC_URL", "public_url", PUBLIC_URL),
+    Variable("BENCH_ALLOWED_HOSTS", "allowed_hosts", HOSTS),
+    Variable("BENCH_ALLOWED_ORIGINS", "allowed_origins", ORIGINS),
+    Variable("BENCHWARMERS_REQUIRE_KEYS", "require_keys", SWITCH),
+    Variable("BENCH_SEAT_TIMEOUT", "seat_timeout", SECONDS),
+    Variable("BENCH_SEAT_WAIT", "seat_wait", SECONDS),
+    Variable("BENCH_ROUTE_FIRST_TOKEN", "route_first_token", SECONDS),
+    Variable("BENCH_ROUTE_TURN_TIMEOUT", "route_turn_timeout", SECONDS),
+    Variable("BENCH_KEEP_ALIVE_TIMEOUT", "keep_alive_timeout", SECONDS),
+    Variable("BENCH_HEAD_TIMEOUT", "head_timeout", SECONDS),
+    Variable("BENCH_BODY_TIMEOUT", "body_timeout", SECONDS),
+    Variable("BENCH_CATALOG_MODELS_DEV_URL", "catalog_models_dev_url", FEED),
+    Variable("BENCH_CATALOG_OPENROUTER_URL", "catalog_openrouter_url", FEED),
+    Variable("BENCH_CATALOG_FREELLMAPI_URL", "catalog_freellmapi_url", FEED),
+    Variable("BENCH_SCHEDULER_TICK", "scheduler_tick", TICK),
+    Variable("BENCHWARMERS_DATABASE_URL", "database_url", STORE),
+)
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+
+def read_variables(env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """The fields the environment sets (``VARIABLES``), and a refusal for each it cannot use."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for variable in VARIABLES:
+        raw, kind = env.get(variable.name), variable.kind
+        if raw is None:
+            continue
+        text = raw.strip()
+        if not text:
+            meaning = kind.empty if raw == "" else kind.blank
+            if meaning is not None:
+                values[variable.field] = meaning
+            continue
+        try:
+            values[variable.field] = kind.read(text)
+        except ValueError as e:
+            problems.append(kind.refusal(variable.name, text, str(e)))
+    return values, problems
+
+
+def value_problems(settings: Settings) -> list[str]:
+    """The refusals ``from_env`` gives, for the values ``settings`` holds of the variables whose kind
+    can check a value again (``Kind.text_of``): a Settings made in code is refused alike."""
+    problems = []
+    for variable in VARIABLES:
+        value, kind = getattr(settings, variable.field), variable.kind
+        if kind.text_of is None or not value:
+            continue
+        text = kind.text_of(value)
+        try:
+            kind.read(text)
+        except ValueError as e:
+            problems.append(kind.refusal(variable.name, text, str(e)))
+    return problems
 
 
 @dataclass(frozen=True)
@@ -127,8 +290,8 @@ class Settings:
     catalog_freellmapi_url: str = ""  # FreeLLMAPI publishes no feed of its own: set one to use it
     catalog_timeout: float = 60.0
     scheduler_tick: float = 30.0  # how often the scheduler looks at its setting and the clock
-    # the shared store: a postgresql:// URL (BENCHWARMERS_DATABASE_URL); None is SQLite in the data
-    # folder. Never in repr: it may carry a password (show ``store.db.describe_target`` instead)
+    # the store: a postgresql:// URL or a SQLite file's path (BENCHWARMERS_DATABASE_URL); None is
+    # SQLite in the data folder. Never in repr: it may carry a password (show ``store.db.describe_target``)
     database_url: str | None = field(default=None, repr=False)
     env_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # HTTP(S)_PROXY or ALL_PROXY is set: outbound calls keep httpx's own transport, which reads them
@@ -137,39 +300,14 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, **overrides: Any) -> Settings:
         """The settings the environment gives; ``BadSettings`` naming every variable that cannot be used."""
-        home = Path(env.get("BENCHWARMERS_HOME") or default_home(env)).expanduser()
-        config_dir = Path(env.get("BENCHWARMERS_CONFIG") or default_config_dir(env)).expanduser()
+        values, problems = read_variables(env)
+        if problems:
+            raise BadSettings(problems)
+        values.setdefault("home", default_home(env))
+        values.setdefault("config_dir", default_config_dir(env))
         keys = {k[len("BENCHWARMERS_KEY_"):]: v for k, v in env.items() if k.startswith("BENCHWARMERS_KEY_") and v}
-        read = _Reader(env)
-        settings = cls(
-            home=home,
-            config_dir=config_dir,
-            bind=(env.get("BENCH_BIND") or "").strip() or "127.0.0.1",
-            port=read.port("BENCH_PORT", DEFAULT_PORT),
-            admin_token=_token(env.get("BENCHWARMERS_ADMIN_TOKEN")),
-            public_url=env.get("BENCHWARMERS_PUBLIC_URL") or None,
-            allowed_hosts=_csv(env.get("BENCH_ALLOWED_HOSTS")),
-            allowed_origins=_csv(env.get("BENCH_ALLOWED_ORIGINS")),
-            require_keys=flag(env.get("BENCHWARMERS_REQUIRE_KEYS")),
-            seat_timeout=read.seconds("BENCH_SEAT_TIMEOUT", 420.0),
-            seat_wait=read.seconds("BENCH_SEAT_WAIT", 5.0),
-            route_first_token=read.seconds("BENCH_ROUTE_FIRST_TOKEN", 90.0),
-            route_turn_timeout=read.seconds("BENCH_ROUTE_TURN_TIMEOUT", 600.0),
-            keep_alive_timeout=read.seconds("BENCH_KEEP_ALIVE_TIMEOUT", 5.0),
-            head_timeout=read.seconds("BENCH_HEAD_TIMEOUT", 10.0),
-            body_timeout=read.seconds("BENCH_BODY_TIMEOUT", 120.0),
-            catalog_models_dev_url=env.get("BENCH_CATALOG_MODELS_DEV_URL", "https://models.dev/api.json").strip(),
-            catalog_openrouter_url=env.get("BENCH_CATALOG_OPENROUTER_URL",
-                                           "https://openrouter.ai/api/v1/models").strip(),
-            catalog_freellmapi_url=env.get("BENCH_CATALOG_FREELLMAPI_URL", "").strip(),
-            scheduler_tick=max(0.1, float(env.get("BENCH_SCHEDULER_TICK") or 30.0)),
-            database_url=(env.get("BENCHWARMERS_DATABASE_URL") or "").strip() or None,
-            env_keys=keys,
-            upstream_proxy=any((env.get(name) or env.get(name.upper()) or "").strip()
-                               for name in ("http_proxy", "https_proxy", "all_proxy")),
-        )
-        if read.problems:
-            raise BadSettings(read.problems)
+        proxy = any((env.get(name) or env.get(name.upper()) or "").strip() for name in PROXY_VARIABLES)
+        settings = cls(**values, env_keys=keys, upstream_proxy=proxy)
         return replace(settings, **overrides) if overrides else settings
 
     @property

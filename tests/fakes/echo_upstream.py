@@ -8,13 +8,14 @@ error body, with the key in a header too; the 400 states the model's context win
 ``redirect`` (a Location on a host named after the key), ``badline`` (a stream line that is not
 JSON), ``crash`` (a tool call whose index is the key: the provider fails on it with the key in its
 exception, which a log's traceback then shows). ``GET /v1/models`` lists a model named after the key, or (``listing_fails``) refuses with
-the key in its body.
+the key in its body. ``spell`` says how it spells each secret it echoes: as sent, or (a test's
+choice) re-cased or cut to runs of it, which ``leaks`` finds all the same.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,15 @@ RATE_HEADERS = {"x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-reques
                 "x-ratelimit-reset-requests": "2s"}
 
 
-def leaks(text: str) -> list[str]:
-    """Every secret (whole, lower-cased, or a 12-character run of one) found in ``text``."""
-    runs = (ECHO_KEY, ECHO_KEY.lower(), ECHO_ORG, ECHO_KEY[:12], ECHO_KEY[-12:], ECHO_ORG[-12:])
-    return [s for s in runs if s in text]
+RUN = 12  # any run this long of a secret, in any case, is a leak
+
+
+def leaks(text: str, secrets: tuple[str, ...] = (ECHO_KEY, ECHO_ORG)) -> list[str]:
+    """Every run of ``RUN`` characters of a secret found in ``text``, in any case (the whole secret,
+    cut short at either end, from its middle, upper-cased...)."""
+    folded = text.lower()
+    return sorted({run for secret in secrets for i in range(len(secret) - RUN + 1)
+                   if (run := secret[i:i + RUN].lower()) in folded})
 
 
 def raw_store(home: Path) -> bytes:
@@ -55,6 +61,8 @@ def halves(text: str) -> tuple[str, str]:
 @dataclass
 class EchoUpstream:
     echo_headers: tuple[str, ...] = ("x-org",)  # header values it echoes, besides the key
+    # how it spells each secret it echoes: as sent, or re-cased, or cut to runs of it, by a test
+    spell: Callable[[str], str] = field(default=lambda secret: secret)
     listing_fails: bool = False
     models_seen: list[str] = field(default_factory=list)
 
@@ -62,23 +70,26 @@ class EchoUpstream:
         return Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]),
                                  Route("/v1/models", self.models, methods=["GET"])])
 
+    def _key(self, request: Request) -> str:
+        return self.spell(sent_key(request))
+
     def _secret(self, request: Request) -> str:
-        extra = " ".join(request.headers.get(h, "") for h in self.echo_headers)
-        return f"{sent_key(request)} {extra}".strip()
+        extra = " ".join(self.spell(request.headers.get(h, "")) for h in self.echo_headers)
+        return f"{self._key(request)} {extra}".strip()
 
     async def models(self, request: Request) -> Response:
         secret = self._secret(request)
         if self.listing_fails:
             return JSONResponse({"error": {"message": f"key {secret} may not list models"}}, status_code=403,
                                 headers={"x-echo": secret})
-        key = sent_key(request)
+        key = self._key(request)
         return JSONResponse({"data": [{"id": "echo-whole"}, {"id": f"leaky-{key}", "note": secret}]})
 
     async def chat(self, request: Request) -> Response:
         body = await request.json()
         model = str(body.get("model", ""))
         self.models_seen.append(model)
-        secret, key = self._secret(request), sent_key(request)
+        secret, key = self._secret(request), self._key(request)
         echo = {"x-echo": secret}
         if model.startswith("e4") or model.startswith("e5"):
             status = int(model[1:4])

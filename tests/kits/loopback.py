@@ -213,6 +213,16 @@ class Loopback:
         self.sites[address] = self.call(self._start, app)
         return f"http://{address}"
 
+    def serve_as(self, app: App, base: str) -> str:
+        """Serve ``app`` at the address ``base`` names (a provider's own, ``https://api.openai.com``),
+        reached only through this loopback's transports, where the real one would be; returns ``base``."""
+        url = httpx.URL(base)
+        address = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+        if address in self.sites:
+            raise RuntimeError(f"{address} is already served")
+        self.sites[address] = self.call(self._start, app)
+        return base
+
     @contextmanager
     def serving(self, app: App, port: int | None = None) -> Iterator[str]:
         """``serve`` for the length of a ``with`` block; the app is shut down at its end."""

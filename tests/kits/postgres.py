@@ -173,3 +173,15 @@ def finish() -> None:
     if _cluster is not None:
         _cluster.finish()
         _cluster = None
+
+
+async def every_row(url: str) -> str:
+    """Every row of every table of the database at ``url``, as PostgreSQL spells it in text: what a
+    test searches for what must never be stored."""
+    conn = await asyncpg.connect(url)
+    try:
+        tables = [r[0] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        rows = [str(r[0]) for t in tables for r in await conn.fetch(f'SELECT t::text FROM "{t}" t')]
+    finally:
+        await conn.close()
+    return "\n".join(rows)

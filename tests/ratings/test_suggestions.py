@@ -156,11 +156,17 @@ async def test_a_scoped_key_sees_only_the_suggestions_of_its_collections(setting
         _, core_only = await gateway_keys.create(db, "core-only", ["core"])
         _, side_only = await gateway_keys.create(db, "side-only", ["side"])
     async with app_client(settings, require_keys=True) as client:
-        seen = {}
+        seen, listed = {}, {}
         for name, key in (("core", core_only), ("side", side_only)):
-            r = await client.get("/bench/suggestions", headers=bearer(key))
+            r = await client.post("/bench/suggestions", json={}, headers=bearer(key))  # reviews, then lists
             assert r.status_code == 200, r.text
             seen[name] = {s["collection"].removeprefix("bench/") for s in r.json()["suggestions"]}
+            async with Database(settings.store_target) as db:  # a key's review raised its collection's alone
+                raised = {s.collection for s in await rating_store.suggestions(db)}
+            assert raised == ({"core"} if name == "core" else {"core", "side"}), (name, raised)
+        for name, key in (("core", core_only), ("side", side_only)):
+            r = await client.get("/bench/suggestions", headers=bearer(key))  # as stored
+            listed[name] = {s["collection"].removeprefix("bench/") for s in r.json()["suggestions"]}
         everything = await client.get("/bench/suggestions")
-    assert seen == {"core": {"core"}, "side": {"side"}}  # each raised, each seen only by its own key
+    assert seen == listed == {"core": {"core"}, "side": {"side"}}  # each raised, each seen only by its own key
     assert everything.status_code == 401  # no key at all: refused, not listed

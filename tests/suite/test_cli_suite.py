@@ -12,6 +12,8 @@ import pytest
 from benchwarmers_mcp.cli.client import main
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database
+from benchwarmers_mcp.store import collections as collection_store
+from benchwarmers_mcp.store.collections import Collection
 from tests.kits.loopback import Loopback
 from tests.suite.kit import add_models
 from tests.suite.test_seed import make_repo
@@ -65,3 +67,21 @@ def test_the_suite_from_a_terminal(gateway: str, net: Loopback, settings: Settin
     assert code == 1 and "no model with alias 'nobody'" in err
     code, _, err = bench(capsys, net, gateway, "suite", "run", "--next", "--next-free")
     assert code == 2 and "not allowed with" in err
+
+
+def test_mining_a_file_that_leaves_its_folder_says_why(gateway: str, net: Loopback, api: httpx.Client,
+                                                       settings: Settings, capsys: pytest.CaptureFixture[str]):
+    async def collection() -> None:
+        async with Database(settings.store_target) as db:
+            await add_models(db, {"sage": "simulated/sage"}, endpoint="sim", api="simulated")
+            await collection_store.save(db, Collection("core", ("sage",), "code review"))
+
+    anyio.run(collection)
+    reply = api.post("/v1/chat/completions", json={"model": "bench/core", "messages": [
+        {"role": "user", "content": "Review.\n\n===== FILE: ../../etc/x.py =====\nx = 1\n"}]})
+    call = reply.json()["bench"]["seats"][0]["call"]
+    assert api.post("/bench/verdict", json={"call": call, "useful": False, "false": ["a race"]}).status_code == 200
+    code, out, err = bench(capsys, net, gateway, "suite", "mine", call)
+    assert code == 1 and out == ""
+    assert "'../../etc/x.py', which cannot be frozen into a task" in err and "no leading / or .." in err
+    assert "internal error" not in err

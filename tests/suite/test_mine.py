@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from benchwarmers_mcp.settings import Settings
@@ -77,3 +78,49 @@ async def test_mining_needs_claims_and_files(settings: Settings):
         await client.post("/bench/verdict", json={"call": call, "useful": False, "false": ["a race"]})
         nofiles = await client.post("/api/suite/mine", json={"call": call})
         assert nofiles.status_code == 400 and "carries no files" in nofiles.json()["error"]["message"]
+
+
+async def _judged_call(client: httpx.AsyncClient, prompt: str) -> str:
+    reply = await client.post("/v1/chat/completions", json={
+        "model": "bench/core", "messages": [{"role": "user", "content": prompt}]})
+    assert reply.status_code == 200, reply.text
+    call = str(reply.json()["bench"]["seats"][0]["call"])
+    verdict = await client.post("/bench/verdict", json={"call": call, "useful": False, "real": ["a race"],
+                                                        "false": ["a leak"]})
+    assert verdict.status_code == 200, verdict.text
+    return call
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("rel", "why"), [
+    ("../../x.py", "no leading / or .."), ("/abs/x.py", "no leading / or .."), ("..\\x.py", "no leading / or .."),
+    ("src/../../x.py", "no leading / or .."), ("C:\\x.py", "it names a drive"),
+    ("a\x01b.py", "a control character"), ("x" * 300 + ".py", "longer than a file system holds")])
+async def test_a_file_that_cannot_be_frozen_is_a_400_saying_why(settings: Settings, rel: str, why: str):
+    async with Database(settings.store_target) as db:
+        await add_models(db, {"sage": "simulated/sage"}, endpoint="sim", api="simulated")
+        await collection_store.save(db, Collection("core", ("sage",), "code review"))
+    async with app_client(settings) as client:
+        call = await _judged_call(client, f"Review.\n\n===== FILE: src/ok.py =====\nx = 1\n\n===== FILE: {rel} =====\n"
+                                          "y = 2\n")
+        refused = await client.post("/api/suite/mine", json={"call": call})
+        assert refused.status_code == 400, refused.text
+        message = refused.json()["error"]["message"]
+        assert why in message and repr(rel[:20])[:-1] in message and "nothing was mined" in message
+    assert not library.tasks_dir(settings.home).exists() or not any(library.tasks_dir(settings.home).iterdir())
+
+
+@pytest.mark.anyio
+async def test_a_windows_name_is_frozen_with_slashes(settings: Settings):
+    async with Database(settings.store_target) as db:
+        await add_models(db, {"sage": "simulated/sage"}, endpoint="sim", api="simulated")
+        await collection_store.save(db, Collection("core", ("sage",), "code review"))
+    async with app_client(settings) as client:
+        call = await _judged_call(client, "Review.\n\n===== FILE: src\\cache.py =====\nclass Cache:\n    pass\n")
+        mined = await client.post("/api/suite/mine", json={"call": call})
+        assert mined.status_code == 200, mined.text
+    catalog = library.catalog_sync(settings.home)
+    for summary in mined.json()["created"]:
+        entry = catalog.entry(summary["id"])
+        assert catalog.task(summary["id"]).attach == ("src/cache.py",)
+        assert "===== FILE: src/cache.py =====\nclass Cache:" in library.prompt_sync(entry, {})  # it reads back

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from benchwarmers_mcp.catalog import discover
+from benchwarmers_mcp.catalog import data, discover
 from benchwarmers_mcp.catalog.discover import Filters
-from benchwarmers_mcp.catalog.sync import ensure_current, note_seen, status
-from benchwarmers_mcp.store import catalog as catalog_store
+from benchwarmers_mcp.catalog.sync import first_seen, status
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store import onboarding as onboarding_store
@@ -118,15 +117,14 @@ async def load(view: View) -> dict[str, Any]:
     filters = Filters(free=given["free"] == "1", new=given["new"] == "1", find=given["find"], reach=reach or None,
                       provider=given["provider"] or None)
     more = More(tools=given["tools"] == "1", vision=given["vision"] == "1", modality=given["modality"])
-    catalog = await ensure_current(ctx)
-    await note_seen(ctx, catalog)
+    catalog = await data.current(ctx.db)  # as it stands: a GET derives and notes nothing (a refresh does)
     # The queue before the models: an item ends only after its model is registered, so a row read in
     # this order is either still waiting or already on the bench, never neither.
     queue = {(i.endpoint, i.served): f"{i.state}, step {max(i.step, 1)} of 5" if i.state == "running" else i.state
              for i in await onboarding_store.waiting(ctx.db)}
     endpoints = await endpoint_store.list_all(ctx.db)
     chosen = [r for r in discover.rows(catalog, endpoints, await fact_store.matched_entries(ctx.db),
-                                       await catalog_store.first_seen(ctx.db), view.now, filters) if more.keeps(r)]
+                                       await first_seen(ctx, catalog, view.now), view.now, filters) if more.keeps(r)]
     offset = min(_offset(view), max(0, len(chosen) - 1) // PER_PAGE * PER_PAGE)  # past the end: the last page
     others = [e for e in endpoints if not e.simulated]
     page = [_shown(r, others, queue) for r in chosen[offset:offset + PER_PAGE]]

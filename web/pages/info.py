@@ -24,11 +24,12 @@ def _size(path: Path) -> int:
 async def load(view: View) -> dict[str, Any]:
     s = view.ctx.settings
     feed = view.ctx.events
-    db_path = s.db_path
-    wal = db_path.with_name(db_path.name + "-wal")
-    where = view.ctx.db.where  # a PostgreSQL URL with its password masked
-    database = (f"{db_path} ({(_size(db_path) + _size(wal)) / 1e6:.1f} MB)" if where["backend"] == "sqlite"
-                else str(where["url"]))
+    where = view.ctx.db.where  # the store this process opened: a SQLite file, or a URL with its password masked
+    if where["backend"] == "sqlite":
+        db_path = Path(where["path"])
+        database = f"{db_path} ({(_size(db_path) + _size(db_path.with_name(db_path.name + '-wal'))) / 1e6:.1f} MB)"
+    else:
+        database = str(where["url"])
     return {"facts": {"Benchwarmers": __version__, "Python": sys.version.split()[0],
                       "Platform": platform.platform(terse=True), "Store": view.ctx.db.backend,
                       "Data folder": str(s.home), "Database": database,

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from benchwarmers_mcp.catalog import merge
+from benchwarmers_mcp.catalog import data, merge
 from benchwarmers_mcp.catalog.data import MODELS_DEV, Catalog
-from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.store import catalog as catalog_store
 from benchwarmers_mcp.store import facts as fact_store
 from benchwarmers_mcp.store.facts import FactRow
@@ -35,6 +34,8 @@ def source_of(source: str, entry: str, catalog: Catalog, refreshed_base: bool) -
         return "you"
     if source in ("learned", "listing"):
         return source
+    if source == "catalog_other":
+        return "catalog"  # gaps are filled from the shipped catalog only (``catalog.merge.gap_fillers``)
     found = catalog.index.entries.get(entry)
     origin = found.origin if found is not None else ""
     refreshed = refreshed_base or any(feed in origin for feed in REFRESHED_FEEDS)
@@ -75,7 +76,7 @@ def _by_fact(table: list[dict[str, Any]]) -> Mapping[str, str]:
 
 
 async def load(view: View) -> dict[str, Any]:
-    catalog = await ensure_current(view.ctx)
+    catalog = await data.current(view.ctx.db)  # the facts as stored: a GET derives nothing
     base = (await catalog_store.feeds(view.ctx.db, with_bodies=False)).get(MODELS_DEV)
     refreshed_base = bool(base and base.fetched_at)  # a refreshed models.dev replaced the snapshot
     models = await roster(view.ctx)

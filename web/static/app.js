@@ -130,6 +130,12 @@
     dialog.showModal();
   });
 
+  // "go:" goes only to a page of this server: another origin (a scheme, "//host", "/\\host") is ignored.
+  const go = (target) => {
+    const to = new URL(target, location.href);
+    if (to.origin === location.origin && target.startsWith("/")) location.assign(to.href);
+  };
+
   const follow = async (then, data, form, submitter, body) => {
     const note = form.querySelector("[data-saved]");
     if (note) note.textContent = "Saved.";
@@ -138,7 +144,7 @@
       else if (step === "reload") location.reload();
       else if (step === "close") { const d = form.closest("dialog"); if (d) d.close(); }
       else if (step === "reset") form.reset();
-      else if (step.startsWith("go:")) location.assign(step.slice(3));
+      else if (step.startsWith("go:")) go(step.slice(3));
       else if (bw.handlers[step]) await bw.handlers[step](data, form, submitter, body);
     }
   };

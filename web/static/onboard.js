@@ -1,5 +1,5 @@
 // Setting up: an endpoint is tried (POST /api/endpoint/try, nothing saved) before Save is offered;
-// models are registered from what the endpoints serve (GET /api/candidates).
+// models are registered from what the endpoints serve (POST /api/candidates).
 "use strict";
 (() => {
   const bw = window.bw;
@@ -80,7 +80,7 @@
 
   const loadCandidates = async (form) => {
     try {
-      renderCandidates(form, await bw.api("/api/candidates?new=1", undefined, "GET"));
+      renderCandidates(form, await bw.api("/api/candidates", { new: true }));
     } catch (error) {
       form.querySelector("[data-candidate-list]").replaceChildren(el("p", { class: "error", text: error.message }));
     }

@@ -6,8 +6,13 @@ In order, for each HTTP request:
    more than ``max_headers`` headers or ``max_head_bytes`` of them is 431, ``Content-Length``
    together with ``Transfer-Encoding`` (the request-smuggling pair) is 400, whatever the method;
 2. a CORS preflight is answered 204 on a gateway route from an allowed origin, else 403;
-3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` is 403
-   (unless CORS allows the origin on a gateway route), a non-JSON type 415, a bad length 400/413;
+3. a write must be same-origin JSON: ``Sec-Fetch-Site: cross-site`` or a foreign ``Origin`` (its
+   scheme and host compared: ``Policy.same_origin``) is 403 (unless CORS allows the origin on a
+   gateway route), a non-JSON type 415, a bad length 400/413; an admin route's read from another
+   site's page (``Sec-Fetch-Site`` cross-site or same-site, or a foreign ``Origin``) is 403 too,
+   but for a link followed to a dashboard page (``check_admin_read``);
+   a route whose shape takes untyped JSON (``UNTYPED_JSON``: Ollama's, as real Ollama reads any
+   body as JSON) takes a body with no ``Content-Type`` at all as JSON, never another type;
 4. the route's access class (``routes.py``) decides the credential: a gateway key, the login cookie
    or admin token, or none; a request it lets through to a gateway or admin route carries the
    caller's ``Access`` (``access_of(request)``), which the faces hand the engine;
@@ -52,7 +57,7 @@ from benchwarmers_mcp.errors import (
     UnsupportedMediaType,
 )
 from benchwarmers_mcp.inbound import BODY_KEY, STATE_KEY, loads_strict
-from benchwarmers_mcp.routes import AccessClass, access_class, takes_query_key
+from benchwarmers_mcp.routes import AccessClass, access_class, is_page, shape_of, takes_query_key
 from benchwarmers_mcp.settings import Settings
 
 log = logging.getLogger("benchwarmers.guard")
@@ -60,7 +65,21 @@ log = logging.getLogger("benchwarmers.guard")
 RenderError = Callable[[str, BenchError, Headers], Response]
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PLAIN_HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+# Route shapes whose clients send a JSON body with no Content-Type, which their real server reads
+# as JSON: LiteLLM's ollama/ and ollama_chat/ providers do (issue 29). No type at all, never another:
+# a browser's cross-site form or text/plain post is still 415, and the cross-site rules come first.
+UNTYPED_JSON = frozenset({"ollama"})
 EXPOSE = "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Call, X-Bench-Overhead-Ms"
+
+
+def json_typed(path: str, headers: Headers) -> bool:
+    """Whether the body is JSON by its type: ``application/json``, or no Content-Type at all on a
+    route whose shape takes untyped JSON (``UNTYPED_JSON``)."""
+    if "content-type" not in headers:
+        return shape_of(path) in UNTYPED_JSON
+    return headers["content-type"].split(";", 1)[0].strip().lower() == "application/json"
+
+
 @dataclass
 class Visit:
     """One request as the access log and the CORS headers see it."""
@@ -192,8 +211,7 @@ class Guard:
                 raise
             raise RequestTimeout(f"the body did not arrive within {self.body_timeout:g} s", headers=closing) from None
         body = b"".join(chunks)
-        ctype = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-        if body and ctype == "application/json":
+        if body and json_typed(scope["path"], headers):
             scope.setdefault("state", {})[BODY_KEY] = (len(body), loads_strict(body))
         delivered = False
 
@@ -230,6 +248,8 @@ class Guard:
             return self.preflight(kind, visit, headers)
         if method not in SAFE_METHODS:
             self.check_write(method, headers, visit)
+        elif kind == "admin":
+            self.check_admin_read(path, headers)
         await self.authenticate(scope, headers, kind, visit)
         return None
 
@@ -249,6 +269,24 @@ class Guard:
             "Access-Control-Max-Age": "600",
         })
 
+    def check_admin_read(self, path: str, headers: Headers) -> None:
+        """An admin route's GET (or HEAD) from another site's page is refused, as a write is: an
+        ``<img>``, a script, a frame or a fetch from there (``Sec-Fetch-Site`` cross-site or
+        same-site, which is another port of this host too; or an ``Origin`` not this server's own).
+        Only a link the user follows to a dashboard page is answered (a top-level navigation to a
+        document: the page shows the user their own dashboard and changes nothing). Programs send
+        no ``Sec-Fetch-Site``; a typed address or a bookmark sends ``none``."""
+        origin = headers.get("origin")
+        if origin is not None and not self.policy.same_origin(origin.strip()):
+            raise Forbidden("foreign Origin refused: the admin API and the dashboard answer only this server's "
+                            "own pages")
+        site = (headers.get("sec-fetch-site") or "").strip().lower()
+        if site in ("cross-site", "same-site") and not (
+                is_page(path) and (headers.get("sec-fetch-mode") or "").strip().lower() == "navigate"
+                and (headers.get("sec-fetch-dest") or "").strip().lower() == "document"):
+            raise Forbidden("cross-site request refused: the admin API answers only this server's own pages "
+                            "or a program (another site may link to a dashboard page, nothing more)")
+
     def check_write(self, method: str, headers: Headers, visit: Visit) -> None:
         """Same-origin JSON only (a DELETE with no body, as MCP clients end a session, needs no type)."""
         cors = visit.cors_origin is not None
@@ -261,8 +299,7 @@ class Guard:
                             "from a browser app")
         lengths = headers.getlist("content-length")
         bodiless = method == "DELETE" and lengths in ([], ["0"]) and "transfer-encoding" not in headers
-        ctype = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-        if ctype != "application/json" and not bodiless:
+        if not bodiless and not json_typed(visit.path, headers):
             raise UnsupportedMediaType("Content-Type must be application/json")
         if len(lengths) > 1 or (lengths and not lengths[0].strip().isdigit()):
             raise BadRequest("Content-Length is not a single number")

@@ -21,10 +21,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from benchwarmers_mcp.settings import Settings
+from benchwarmers_mcp.settings import Settings, value_problems
 
 MIN_TOKEN = 16
-HOST_RE = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
 
 
 def is_loopback(bind: str) -> bool:
@@ -42,24 +41,52 @@ def has_port(host: str) -> bool:
     return bool(re.search(r":\d{1,5}$", host)) and not host.endswith("]")
 
 
-def _hosts(settings: Settings) -> frozenset[str]:
+def _names(settings: Settings) -> dict[str, frozenset[str]]:
+    """Every Host this server answers to, each with the schemes its pages are served over: ``http``
+    for the loopback names (the server's own socket speaks nothing else); the public URL's scheme
+    for its host; ``http`` and the public URL's scheme for ``BENCH_ALLOWED_HOSTS`` (a LAN name, or a
+    second name behind the same proxy)."""
     port = settings.port
-    hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    if port == 80:
-        hosts |= {"127.0.0.1", "localhost", "[::1]"}
+    names: dict[str, set[str]] = {}
+
+    def add(host: str, *schemes: str) -> None:
+        names.setdefault(host, set()).update(schemes)
+
+    public = urlsplit(settings.public_url) if settings.public_url else None
+    public_scheme = public.scheme.lower() if public else "http"
+    for h in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", *(
+            ("127.0.0.1", "localhost", "[::1]") if port == 80 else ())):
+        add(h, "http")
     for entry in settings.allowed_hosts:
         h = entry.strip().lower()
-        hosts |= {h} if has_port(h) else {h, f"{h}:{port}"}
-    if settings.public_url:
-        parts = urlsplit(settings.public_url)
-        netloc, default = parts.netloc.lower(), 443 if parts.scheme == "https" else 80
-        hosts.add(netloc)
+        for form in ({h} if has_port(h) else {h, f"{h}:{port}"}):
+            add(form, "http", public_scheme)
+    if public:
+        netloc, default = public.netloc.lower(), 443 if public_scheme == "https" else 80
+        forms = {netloc}
         if has_port(netloc):
             if netloc.endswith(f":{default}"):
-                hosts.add(netloc.rsplit(":", 1)[0])
+                forms.add(netloc.rsplit(":", 1)[0])
         else:
-            hosts.add(f"{netloc}:{default}")
-    return frozenset(hosts)
+            forms.add(f"{netloc}:{default}")
+        for form in forms:
+            names[form] = {public_scheme}  # the public host is served over its scheme only
+    return {h: frozenset(schemes) for h, schemes in names.items()}
+
+
+def origin_of(scheme: str, netloc: str) -> str | None:
+    """``scheme://host[:port]`` as a browser writes an Origin (lower case, no default port), or
+    None when it is not one (a path, a user, a bad port, a scheme other than http(s))."""
+    parts = urlsplit(f"{scheme}://{netloc}".lower())
+    if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = 443 if parts.scheme == "https" else 80
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
 
 
 def admin_token_of(settings: Settings) -> str | None:
@@ -74,6 +101,7 @@ class Policy:
     """What the guard enforces, computed once from Settings."""
 
     hosts: frozenset[str]
+    origins: frozenset[str]  # this server's own pages' origins (``origin_of``): scheme and host alike
     cors_origins: frozenset[str]
     admin_token: str | None
     keys_required: bool
@@ -81,8 +109,10 @@ class Policy:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Policy:
+        names = _names(settings)
         return cls(
-            hosts=_hosts(settings),
+            hosts=frozenset(names),
+            origins=frozenset(o for h, schemes in names.items() for o in (origin_of(s, h) for s in schemes) if o),
             cors_origins=frozenset(o.strip().rstrip("/").lower() for o in settings.allowed_origins),
             admin_token=admin_token_of(settings),
             keys_required=keys_required(settings),
@@ -93,11 +123,12 @@ class Policy:
         return host.lower() in self.hosts
 
     def same_origin(self, origin: str) -> bool:
-        """An Origin naming one of this server's own allowed hosts."""
-        parts = urlsplit(origin.lower())
-        if parts.scheme not in ("http", "https") or parts.path or parts.query:
+        """An Origin that is one of this server's own: its scheme and its host (``origins``), so
+        ``http://`` of a host served over https is another origin."""
+        parts = urlsplit(origin.strip())
+        if parts.path or parts.query or parts.fragment:
             return False
-        return parts.netloc in self.hosts
+        return origin_of(parts.scheme, parts.netloc) in self.origins
 
     def cors_allowed(self, origin: str) -> bool:
         return origin.strip().rstrip("/").lower() in self.cors_origins
@@ -113,28 +144,6 @@ def secure_cookie(settings: Settings) -> bool:
     return bool(settings.public_url and settings.public_url.lower().startswith("https://"))
 
 
-def public_url_problem(url: str) -> str | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "BENCHWARMERS_PUBLIC_URL must be http(s)://host[:port]"
-    if parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc:
-        return "BENCHWARMERS_PUBLIC_URL must be http(s)://host[:port] with no path, query or user (no path prefix)"
-    try:
-        _ = parts.port  # raises on a bad port
-    except ValueError:
-        return "BENCHWARMERS_PUBLIC_URL has a bad port"
-    return None
-
-
-def _origin_problem(origin: str) -> str | None:
-    if origin.strip() == "*":
-        return "BENCH_ALLOWED_ORIGINS lists origins one by one; '*' is never allowed"
-    parts = urlsplit(origin.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        return f"BENCH_ALLOWED_ORIGINS entries are origins like https://app.example.com (bad: {origin[:80]!r})"
-    return None
-
-
 def startup_problems(settings: Settings) -> list[str]:
     """Why this configuration must not serve (empty when it may). Never quotes a secret."""
     problems = []
@@ -145,16 +154,7 @@ def startup_problems(settings: Settings) -> list[str]:
     if token is not None and len(token) < MIN_TOKEN:
         problems.append(f"BENCHWARMERS_ADMIN_TOKEN is shorter than {MIN_TOKEN} characters (not counting spaces "
                         "around it); the length is the only defence against guessing, so use a longer one")
-    if settings.public_url:
-        problem = public_url_problem(settings.public_url)
-        if problem:
-            problems.append(problem)
-    for entry in settings.allowed_hosts:
-        if not HOST_RE.match(entry.strip().lower()):
-            problems.append(f"BENCH_ALLOWED_HOSTS entries are host names with an optional port "
-                            f"(bad: {entry[:80]!r})")
-    problems += [p for p in map(_origin_problem, settings.allowed_origins) if p]
-    return problems
+    return problems + value_problems(settings)  # the public URL, hosts and origins, as the settings read them
 
 
 def describe(settings: Settings) -> dict[str, object]:

@@ -21,6 +21,7 @@ from benchwarmers_mcp.admin.body import admin, ctx_of
 from benchwarmers_mcp.errors import BadRequest, NotFound, Unauthorized
 from benchwarmers_mcp.inbound import read_json
 from benchwarmers_mcp.store import keys as key_store
+from benchwarmers_mcp.store.names import no_control
 
 
 @admin
@@ -45,7 +46,7 @@ async def remove_key(request: Request) -> Response:
     name = (await read_json(request, ctx.settings.max_body)).get("name")
     if not isinstance(name, str) or not name:
         raise BadRequest('send {"name": "<key name>"}')
-    if not await key_store.remove(ctx.db, name):
+    if not await key_store.remove(ctx.db, no_control("gateway key name", name)):
         raise NotFound(f"no gateway key named {name[:40]!r}")
     return JSONResponse({"ok": True, "removed": name})
 

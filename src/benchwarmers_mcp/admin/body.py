@@ -70,14 +70,42 @@ async def found(lookup: Awaitable[Found]) -> Found | None:
         return None
 
 
+# Body fields of free text (a prompt, a file's text, a description, a reason, code, a key, a path):
+# any character, stored exactly. Every other string in an admin body names or picks something (an
+# endpoint, an alias, a collection, a call id, a mode) and holds no control character (400).
+FREE_TEXT = frozenset({"prompt", "text", "image", "description", "reason", "note", "source", "raw", "key", "path"})
+
+
+def _control_problem(value: Any, where: str) -> str | None:
+    """The first control character in a name of ``value`` (a checked body, its lists, dicts and
+    nested bodies; fields in ``FREE_TEXT`` left out), said with where it is; None when none."""
+    if isinstance(value, str):
+        return names.control_problem(where, value)
+    if isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        return next((p for name, field in fields.items() if name not in FREE_TEXT
+                     if (p := _control_problem(getattr(value, name), field.alias or name))), None)
+    if isinstance(value, (list, tuple)):
+        return next((p for item in value if (p := _control_problem(item, where))), None)
+    if isinstance(value, dict):
+        return next((p for k, v in value.items() if (p := _control_problem(k, where) or _control_problem(v, where))),
+                    None)
+    return None
+
+
 async def body_as(request: Request, model: type[Body], what: str) -> Body:
-    """The JSON body checked against ``model``; 415, 413 or 400 with the reason when it is not."""
+    """The JSON body checked against ``model``; 415, 413 or 400 with the reason when it is not (a
+    control character in a name included: ``FREE_TEXT``)."""
     ctx = ctx_of(request)
     raw = await read_json(request, min(ctx.settings.max_body, ADMIN_MAX_BODY))
     try:
-        return model.model_validate(raw)
+        body = model.model_validate(raw)
     except ValidationError as e:
         raise BadRequest(f"invalid {what}: {validation_message(e)}") from None
+    problem = _control_problem(body, what)
+    if problem:
+        raise BadRequest(f"invalid {what}: {problem}")
+    return body
 
 
 def query_flag(request: Request, name: str) -> bool:

@@ -23,10 +23,18 @@ from starlette.responses import Response
 
 from benchwarmers_mcp.admin import models as admin_models
 from benchwarmers_mcp.admin.body import Strict, admin, body_as, ctx_of, ok, query_flag
-from benchwarmers_mcp.catalog import discover, merge
+from benchwarmers_mcp.catalog import data, discover, merge
+from benchwarmers_mcp.catalog.data import Catalog
 from benchwarmers_mcp.catalog.discover import AddPlan, Filters
 from benchwarmers_mcp.catalog.registration import register_new
-from benchwarmers_mcp.catalog.sync import ensure_current, listing_within, note_seen, refresh_all, status
+from benchwarmers_mcp.catalog.sync import (
+    ensure_current,
+    first_seen,
+    listing_within,
+    note_seen,
+    refresh_all,
+    status,
+)
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.health import onboarding
@@ -53,6 +61,15 @@ class AddIn(Strict):
 class DismissIn(Strict):
     key: str = Field(min_length=3, max_length=300)
     undo: bool = False
+
+
+async def caught_up(ctx: Context) -> Catalog:
+    """The catalog, with every model's facts derived from it and its entries noted as seen (once per
+    catalog version): what a POST that uses the catalog does first. A GET only reads (``data.current``)
+    and shows the facts as the last catch-up (or refresh) left them."""
+    catalog = await ensure_current(ctx)
+    await note_seen(ctx, catalog)
+    return catalog
 
 
 @admin
@@ -90,10 +107,10 @@ async def discover_rows(request: Request) -> Response:
     ctx = ctx_of(request)
     filters = _filters(request)
     limit, offset = _number(request, "limit", 200, MAX_ROWS), _number(request, "offset", 0, 10_000_000)
-    catalog = await ensure_current(ctx)
-    await note_seen(ctx, catalog)
+    catalog = await data.current(ctx.db)  # as it stands: a GET derives and notes nothing (a refresh does)
+    now = time.time()
     chosen = discover.rows(catalog, await endpoint_store.list_all(ctx.db), await fact_store.matched_entries(ctx.db),
-                           await catalog_store.first_seen(ctx.db), time.time(), filters)
+                           await first_seen(ctx, catalog, now), now, filters)
     return ok({"rows": chosen[offset:offset + limit], "total": len(chosen), "offset": offset, "limit": limit,
                "catalog": catalog.version, "filters": asdict(filters), **discover.choices(catalog, chosen)})
 
@@ -135,7 +152,7 @@ async def discover_add(request: Request) -> Response:
     the onboarding queue (202), or registered at once with ``now`` (201)."""
     ctx = ctx_of(request)
     body = await body_as(request, AddIn, "add")
-    catalog = await ensure_current(ctx)
+    catalog = await caught_up(ctx)
     plan = discover.plan_add(catalog, await endpoint_store.list_all(ctx.db), body.model, body.endpoint)
     served, listed, note = await _served_as_listed(ctx, plan)
     out = await onboard(ctx, plan.endpoint.name, served, alias=body.alias, role=body.role, mode=body.mode,
@@ -154,7 +171,7 @@ async def model_facts(request: Request) -> Response:
     if not alias:
         raise BadRequest("give ?alias=")
     record = await model_store.get(ctx.db, alias)
-    catalog = await ensure_current(ctx)
+    catalog = await data.current(ctx.db)
     endpoint = await endpoint_store.get(ctx.db, record.endpoint)
     rows = (await fact_store.rows_for(ctx.db, [alias]))[alias]
     serving = None if endpoint.simulated else catalog.provider_for(endpoint.base_url)

@@ -25,10 +25,9 @@ from benchwarmers_mcp.admin.body import (
     ctx_of,
     found,
     ok,
-    query_flag,
 )
+from benchwarmers_mcp.admin.catalog import caught_up
 from benchwarmers_mcp.catalog.merge import candidate_facts
-from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest, ProviderError
 from benchwarmers_mcp.store import catalog as catalog_store
@@ -220,20 +219,27 @@ def _suggest(served: str, taken: set[str]) -> str:
     return alias
 
 
+class CandidatesIn(Strict):
+    endpoint: EndpointName | None = None  # one endpoint's; else every endpoint's
+    new: bool = False  # only what is not registered yet
+    find: str = Field("", max_length=300)
+    dismissed: bool = False  # with the dismissed ones
+
+
 @admin
 async def candidates(request: Request) -> Response:
-    """What each endpoint serves, with the alias it is (or would be) registered as and what the
-    catalog and the listing say about it; dismissed ones only with ``?dismissed=1``."""
+    """``POST /api/candidates``: what each endpoint serves, with the alias it is (or would be)
+    registered as and what the catalog and the listing say about it; dismissed ones only with
+    ``dismissed``. A POST, never a GET: it calls each endpoint's listing with its key, which no
+    image or link on another web page may make the server do."""
     ctx = ctx_of(request)
-    wanted = request.query_params.get("endpoint") or None
-    only_new = query_flag(request, "new")
-    show_dismissed = query_flag(request, "dismissed")
-    find = (request.query_params.get("find") or "").strip().lower()
+    body = await body_as(request, CandidatesIn, "candidates")
+    wanted, only_new, show_dismissed, find = body.endpoint, body.new, body.dismissed, body.find.strip().lower()
     chosen = [await endpoint_store.get(ctx.db, wanted)] if wanted else await endpoint_store.list_all(ctx.db)
     models = await model_store.list_all(ctx.db)
     registered = {(m.endpoint, m.served): m for m in models}
     taken = {m.alias for m in models}
-    catalog = await ensure_current(ctx)
+    catalog = await caught_up(ctx)
     dismissed = await catalog_store.dismissed(ctx.db)
     out: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []

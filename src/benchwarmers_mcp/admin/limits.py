@@ -28,6 +28,7 @@ from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.inbound import access_of, context, guarded, read_json, render_error, validation_message
 from benchwarmers_mcp.store import Database, models
 from benchwarmers_mcp.store import limits as limit_store
+from benchwarmers_mcp.store.names import no_control
 from benchwarmers_mcp.upstream import pacing as limits
 from benchwarmers_mcp.upstream import quota
 
@@ -63,6 +64,7 @@ def _parse(cls: type[Subject], body: dict[str, Any]) -> Any:
 
 
 async def _check_subject(db: Database, subject: Subject) -> tuple[str, str]:
+    no_control("limit subject", subject.connection or subject.model or "")
     if subject.connection is not None:
         if subject.connection not in await limit_store.connections(db):
             raise NotFound(f"no connection named {subject.connection!r}; connections are endpoint names"

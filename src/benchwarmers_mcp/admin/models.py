@@ -18,7 +18,6 @@ from starlette.responses import Response
 from benchwarmers_mcp.admin.body import Alias, Strict, admin, body_as, ctx_of, found, ok, query_flag
 from benchwarmers_mcp.catalog import merge
 from benchwarmers_mcp.catalog.registration import register_new
-from benchwarmers_mcp.catalog.sync import ensure_current
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.store import calls, verdicts
@@ -117,7 +116,6 @@ async def list_models(request: Request) -> Response:
     everyone = await model_store.list_all(ctx.db, include_retired=not query_flag(request, "active"))
     chosen = [m for m in everyone if (not find or find in m.alias or find in m.served.lower())
               and (not role or m.role == role)]
-    await ensure_current(ctx)
     counts = await _counts(ctx, [m.alias for m in chosen])
     resting = await ctx.resting()
     known = await fact_store.rows_for(ctx.db, [m.alias for m in chosen])

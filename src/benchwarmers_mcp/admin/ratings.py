@@ -6,8 +6,10 @@ interval, the evidence counts per source, the confidently-wrong share with its i
 status; members first. Without a collection the ratings are over every collection and shape (an
 unscoped key only).
 
-``GET /bench/suggestions`` (a gateway key; a scoped key sees its collections' only): every
-collection reviewed now, then the open suggestions (``?state=all`` adds the decided ones).
+``GET /bench/suggestions`` (a gateway key; a scoped key sees its collections' only): the open
+suggestions as the last review left them (``?state=all`` adds the decided ones); it only reads.
+``POST /bench/suggestions`` ``{"state"?}`` reviews the caller's collections first (what ``bench
+suggestions`` does).
 ``POST /api/suggestion/accept`` ``{"id": 3}`` (admin) applies one: the members change and the
 change log says why.
 
@@ -78,18 +80,46 @@ async def get_ratings(request: Request) -> Response:
     return ok({"collection": qualified or None, "shape": shape or None, "level": 0.9, "models": rows})
 
 
-@admin
-async def get_suggestions(request: Request) -> Response:
-    ctx = ctx_of(request)
-    state = (request.query_params.get("state") or "open").strip()
-    if state not in ("open", "all", "accepted", "withdrawn"):
+STATES = ("open", "all", "accepted", "withdrawn")
+
+
+class ReviewIn(Strict):
+    state: str = "open"
+
+
+async def _suggestions(request: Request, state: str) -> Response:
+    """The suggestions in ``state`` as stored, those of the caller's collections only."""
+    if state not in STATES:
         raise BadRequest("state is open (the default), all, accepted or withdrawn")
-    await learning.review_all(ctx.db)
+    ctx = ctx_of(request)
     access = access_of(request)
     rows = [r for r in await rating_store.suggestions(ctx.db, state=None if state == "all" else state)
             if access.allows(r.collection)]
     settings = await rating_store.learning_settings(ctx.db)
     return ok({"suggestions": [r.as_dict() for r in rows], "auto": settings.auto})
+
+
+@admin
+async def get_suggestions(request: Request) -> Response:
+    """``GET /bench/suggestions``: as the last review left them (one runs after every verdict). It
+    only reads: a review writes suggestions, and in automatic mode changes members."""
+    return await _suggestions(request, (request.query_params.get("state") or "open").strip())
+
+
+@admin
+async def review_suggestions(request: Request) -> Response:
+    """``POST /bench/suggestions`` ``{"state"?}``: review the caller's collections now (every one for
+    an unscoped caller), then answer as ``GET`` does."""
+    ctx = ctx_of(request)
+    body = await body_as(request, ReviewIn, "review")
+    access = access_of(request)
+    if access.collections is None:
+        await learning.review_all(ctx.db)
+    else:
+        for collection in await collection_store.list_all(ctx.db):
+            if access.allows(collection.name):
+                await learning.review(ctx.db, collection)
+    return await _suggestions(request, body.state.strip())
 
 
 @admin

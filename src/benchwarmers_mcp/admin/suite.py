@@ -27,6 +27,7 @@ from starlette.responses import Response
 
 from benchwarmers_mcp.admin.body import NameIn, Strict, admin, body_as, ctx_of, ok, query_flag
 from benchwarmers_mcp.errors import BadRequest
+from benchwarmers_mcp.inbound import whole_number
 from benchwarmers_mcp.store import suite as suite_store
 from benchwarmers_mcp.suite import library, mine, rebench, runner, seed, stats
 from benchwarmers_mcp.suite.plan import DEFAULT_LIMIT, RunRequest, plan
@@ -83,10 +84,7 @@ def _int_param(request: Request, name: str, default: int | None = None) -> int |
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadRequest(f"{name} must be a whole number, not {raw!r}") from None
+    return whole_number(raw, name)
 
 
 @admin

@@ -2,15 +2,22 @@
 
 The store keeps each source's layer and decides the winner (``store/facts.py``); this module
 makes the catalog's and the listing's layers and the view of a model's facts with their sources.
+Which entries apply to an endpoint is decided here (``matches``): the serving provider's entry, from
+the catalog as refreshed; gaps filled from the shipped catalog only, so what a feed says changes the
+facts of the provider it names and of no other endpoint (a local one included).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from benchwarmers_mcp.catalog.data import Catalog
-from benchwarmers_mcp.catalog.match import Match
+from benchwarmers_mcp.catalog.match import Index, Match
+from benchwarmers_mcp.catalog.providers import is_local
+from benchwarmers_mcp.catalog.snapshot import load_snapshot, snapshot_version
 from benchwarmers_mcp.store.endpoints import Endpoint
 from benchwarmers_mcp.store.facts import FACTS, FactRow, Layer, effective
 
@@ -30,14 +37,34 @@ def _detail(catalog: Catalog, found: Match, serving: str | None) -> str:
     return f"{entry.origin} {entry.key} ({found.how}; {where})"
 
 
+def is_local_endpoint(endpoint: Endpoint) -> bool:
+    """An endpoint on this machine or its network (a loopback, private or ``.local`` host), or one
+    the user set up as local: no catalog provider serves it, whatever its host."""
+    return endpoint.kind == "local" or is_local(urlsplit(endpoint.base_url).hostname or "")
+
+
+@cache
+def _shipped() -> Index:
+    """The shipped catalog's entries, for filling gaps once a refresh has changed the catalog."""
+    return Index(load_snapshot()[1])
+
+
+def gap_fillers(catalog: Catalog) -> Index:
+    """Where a model's gaps are filled from (``catalog_other``): the shipped catalog only. A feed a
+    refresh fetched changes facts only for the provider each of its entries names (OpenRouter's for
+    openrouter's endpoints, FreeLLMAPI's limits for the provider a record names), never another's."""
+    return catalog.index if catalog.version == snapshot_version() else _shipped()
+
+
 def matches(catalog: Catalog, endpoint: Endpoint, served: str) -> tuple[str | None, Match | None, Match | None]:
-    """The provider serving the model (by its endpoint's host), its entry there, and the best entry
-    elsewhere. A simulated endpoint has no catalog facts."""
+    """The provider serving the model (by its endpoint's host; none for a local endpoint), its entry
+    there, and the best entry elsewhere in the shipped catalog (``gap_fillers``): so a refresh never
+    changes a local endpoint's facts. A simulated endpoint has no catalog facts."""
     if endpoint.simulated:
         return None, None, None
-    serving = catalog.provider_for(endpoint.base_url)
+    serving = None if is_local_endpoint(endpoint) else catalog.provider_for(endpoint.base_url)
     own = catalog.index.find(served, serving) if serving else None
-    other = catalog.index.find(served, exclude=serving)
+    other = gap_fillers(catalog).find(served, exclude=serving)
     if own is not None and other is not None and other.key == own.key:
         other = None
     return serving, own, other

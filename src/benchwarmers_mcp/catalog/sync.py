@@ -55,8 +55,17 @@ async def ensure_current(ctx: Context) -> Catalog:
     return catalog
 
 
+def _released(catalog: Catalog) -> dict[str, float | None]:
+    return {e.key: e.released_at for e in catalog.entries}
+
+
 async def note_seen(ctx: Context, catalog: Catalog) -> None:
-    await catalog_store.note_seen(ctx.db, {e.key: e.released_at for e in catalog.entries}, catalog.version)
+    await catalog_store.note_seen(ctx.db, _released(catalog), catalog.version)
+
+
+async def first_seen(ctx: Context, catalog: Catalog, now: float) -> dict[str, float]:
+    """When this install first saw each entry, read only (``catalog_store.seen_as_of``): what a GET shows."""
+    return await catalog_store.seen_as_of(ctx.db, _released(catalog), now)
 
 
 async def listing_within(ctx: Context, endpoint: Endpoint, seconds: float) -> tuple[Listing | None, str]:
@@ -139,6 +148,7 @@ async def refresh_all(ctx: Context) -> dict[str, Any]:
     listings of the endpoints in use. A feed that fails keeps its last good copy. A free model that
     is priced now raises a "went paid" alert (``catalog/paid.py``); one free again clears it."""
     before = await paid.prices(ctx)
+    await note_seen(ctx, await data.current(ctx.db))  # what this install had before: what it had seen
     results: list[dict[str, Any]] = []
 
     async def one(name: str, url: str) -> None:

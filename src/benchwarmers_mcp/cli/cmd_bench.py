@@ -145,14 +145,16 @@ async def quotas(args: argparse.Namespace, remote: Remote) -> int:
     for conn in reply.get("connections") or ():
         name, month = conn.get("connection"), conn.get("month") or {}
         paused = conn.get("paused")
+        unknown = month.get("tokens_unknown") or 0
         summary.append((name, month.get("calls", 0), month.get("tokens_in", 0), month.get("tokens_out", 0),
+                        f"{unknown} call{'s' if unknown != 1 else ''}" if unknown else "-",
                         f"until {when(paused.get('until'))}: {paused.get('why')}" if paused else "-"))
         for w in conn.get("windows") or ():
             windows.append((name, w.get("alias") or "all", w.get("metric"), w.get("window"), w.get("limit"),
                             w.get("used"), w.get("remaining"), when(w.get("resets_at"))))
         for r in conn.get("resting") or ():
             resting.append((name, r.get("alias"), when(r.get("until")), r.get("why")))
-    table(("connection", "calls this month", "tokens in", "tokens out", "paused"), summary)
+    table(("connection", "calls this month", "tokens in", "tokens out", "tokens unknown", "paused"), summary)
     for headers, rows in ((("connection", "model", "metric", "window", "limit", "used", "remaining", "resets"),
                            windows), (("connection", "resting", "until", "why"), resting)):
         if rows:

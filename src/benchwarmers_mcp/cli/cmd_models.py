@@ -90,8 +90,8 @@ async def endpoint_remove(args: argparse.Namespace, remote: Remote) -> int:
 async def candidates(args: argparse.Namespace, remote: Remote) -> int:
     if args.action:
         return await cmd_catalog.candidates_dismiss(args, remote)
-    reply = await remote.get("/api/candidates", {"endpoint": args.endpoint, "new": "1" if args.new else None,
-                                                  "find": args.find, "dismissed": "1" if args.dismissed else None})
+    wanted = {"endpoint": args.endpoint, "new": args.new, "find": args.find, "dismissed": args.dismissed}
+    reply = await remote.post("/api/candidates", {k: v for k, v in wanted.items() if v})
     if show_json(args, reply):
         return 0
     rows = [(c["endpoint"], c["served"], c["status"], c["alias"] or c["suggested"],

@@ -68,7 +68,7 @@ async def suggestions(args: argparse.Namespace, remote: Remote) -> int:
         return 0
     if args.id is not None:
         raise UsageError("an id goes with accept: bench suggestions accept ID")
-    reply = await remote.get("/bench/suggestions", {"state": "all" if args.all else None})
+    reply = await remote.post("/bench/suggestions", {"state": "all" if args.all else "open"})  # reviews first
     if show_json(args, reply):
         return 0
     table(("id", "collection", "kind", "model", "replaces", "auto", "state", "updated", "why"),

@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import anyio
 from uvicorn.config import LOGGING_CONFIG
@@ -29,7 +28,7 @@ from benchwarmers_mcp.client import local_url
 from benchwarmers_mcp.routes import GATEWAY_TABLE, TABLE, Entry
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import Database, integrity
-from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, is_postgres_url
+from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, is_postgres_url, passwords_of
 
 Prepare = Callable[[Database], Awaitable[object]]
 
@@ -49,13 +48,15 @@ def refuse(message: str, code: int = 1) -> int:
     return code
 
 
-def folder_problem(folder: Path, what: str = "the data folder") -> str | None:
-    """Why ``folder`` cannot be made or written (checked without making anything), or None."""
+def folder_problem(folder: Path, what: str = "the data folder", variable: str = "BENCHWARMERS_HOME", *,
+                   writable: bool = True) -> str | None:
+    """Why ``folder`` cannot be made or (``writable``) written, checked without making anything, or
+    None; ``variable`` is the setting that moves it."""
     if folder.exists() or folder.is_symlink():
         if not folder.is_dir():
-            return f"{what} {folder} is a file (or a broken link), not a folder; move it or set BENCHWARMERS_HOME"
-        if not os.access(folder, os.W_OK | os.X_OK):
-            return f"{what} {folder} is not writable by this user; fix its permissions or set BENCHWARMERS_HOME"
+            return f"{what} {folder} is a file (or a broken link), not a folder; move it or set {variable}"
+        if writable and not os.access(folder, os.W_OK | os.X_OK):
+            return f"{what} {folder} is not writable by this user; fix its permissions or set {variable}"
         database = folder / "benchwarmers.db"
         if database.exists() and not (database.is_file() and os.access(database, os.R_OK | os.W_OK)):
             return f"the database {database} cannot be read and written; fix its permissions"
@@ -64,9 +65,9 @@ def folder_problem(folder: Path, what: str = "the data folder") -> str | None:
     while not parent.exists() and not parent.is_symlink() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        return f"{what} {folder} cannot be made: {parent} is a file, not a folder; set BENCHWARMERS_HOME"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{what} {folder} cannot be made: {parent} is not writable; set BENCHWARMERS_HOME"
+        return f"{what} {folder} cannot be made: {parent} is a file, not a folder; set {variable}"
+    if writable and not os.access(parent, os.W_OK | os.X_OK):
+        return f"{what} {folder} cannot be made: {parent} is not writable; set {variable}"
     return None
 
 
@@ -114,7 +115,9 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         for reason in problems:
             refuse(f"refusing to start: {reason}")
         return 2
-    problem = folder_problem(settings.home)
+    # the config folder may be read-only (keys from the environment, or a keys file mounted so)
+    problem = folder_problem(settings.home) or folder_problem(settings.config_dir, "the config folder",
+                                                               "BENCHWARMERS_CONFIG", writable=False)
     if problem:
         return refuse(problem)
     try:
@@ -214,13 +217,15 @@ def left_clean(settings: Settings) -> None:
 def store_label(settings: Settings) -> str:
     """The store in one phrase, password masked: ``sqlite <path>`` or ``postgresql <masked url>``."""
     where = describe_target(settings.store_target)
-    return f"sqlite {where['path']}" if where["backend"] == "sqlite" else f"postgresql {where['url']}"
+    return f"sqlite {where['path']}" if where["backend"] == "sqlite" else f"{where['backend']} {where['url']}"
 
 
 def _masked(settings: Settings, e: BaseException) -> str:
+    """An error's text with the store's password masked, as written in the URL and decoded."""
     text = str(e)
-    password = unquote(urlsplit(settings.database_url).password or "") if settings.database_url else ""
-    return text.replace(password, "***") if password else text
+    for password in sorted(passwords_of(settings.store_target), key=len, reverse=True):
+        text = text.replace(password, "***")
+    return text
 
 
 def _host(bind: str) -> str:

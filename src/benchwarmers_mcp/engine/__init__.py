@@ -8,6 +8,8 @@
 ``report``       a panel's markdown and the ``bench`` object of panels and route turns
 ``collections``  collections as callers name and list them, and the reply mode, resolved once
 ``verdicts``     a verdict as a caller sends it, checked
+``claims``       answers split into claims and the same claim grouped across seats (pure)
+``code_refs``    the code a text points at: files, lines, symbols (pure; ``claims`` reads it)
 """
 
-__all__ = ["collections", "merge", "panel", "ranking", "report", "route", "seating", "verdicts"]
+__all__ = ["claims", "code_refs", "collections", "merge", "panel", "ranking", "report", "route", "seating", "verdicts"]

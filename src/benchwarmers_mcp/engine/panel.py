@@ -14,7 +14,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 
@@ -23,13 +23,14 @@ from benchwarmers_mcp.engine import merge, reach
 from benchwarmers_mcp.engine.collections import PanelReply
 from benchwarmers_mcp.engine.pipe import Pipe, within
 from benchwarmers_mcp.engine.seating import Seat, Seating, seat_panel
-from benchwarmers_mcp.errors import ProviderError, RateLimited, Unsupported, UpstreamTimeout
+from benchwarmers_mcp.errors import BenchError, ProviderError, RateLimited, Unsupported, UpstreamTimeout
 from benchwarmers_mcp.messages import Ask, ModelRequest, Usage
 from benchwarmers_mcp.store import calls
 from benchwarmers_mcp.store import collections as collection_store
 from benchwarmers_mcp.store import endpoints as endpoint_store
 from benchwarmers_mcp.store.calls import PanelRecord, SeatRecord
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.store.db import StoreUnavailable
 from benchwarmers_mcp.upstream.caller import CallInfo
 
 log = logging.getLogger("benchwarmers.panel")
@@ -161,6 +162,8 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
         status, error = ("rate_limited" if e.upstream_status is None else "error"), e.message
     except ProviderError as e:
         status, error = "error", e.message
+    except StoreUnavailable as e:  # the pacer or the ledger could not reach the store: /health says so
+        status, error = "error", e.message
     except Exception as e:  # a bug must not sink the panel; it is logged and reported on the seat
         log.exception("seat %s (%s) failed unexpectedly", seat.key, seat.alias)
         status, error = "error", f"internal error: {type(e).__name__}"
@@ -168,8 +171,27 @@ async def run_seat(ctx: Context, panel_id: str, seat: Seat, request: ModelReques
         call=f"{panel_id}.{seat.key}", panel=panel_id, seat=seat.key, label=seat.label, alias=seat.alias,
         status=status, seconds=time.monotonic() - started, answer=answer_text, error=error[-500:],
         tokens_in=usage.input_tokens if usage else 0, tokens_out=usage.output_tokens if usage else 0)
-    await calls.record_seat(ctx.db, record)  # whole even when the panel is cancelled: a record
+    try:
+        await calls.record_seat(ctx.db, record)  # whole even when the panel is cancelled: a record
+    except Exception as e:  # the store's failure is this seat's, never the panel's or the server's
+        record = await _unrecorded(ctx, record, e)
     return SeatDone(record, usage)
+
+
+async def _unrecorded(ctx: Context, record: SeatRecord, error: Exception) -> SeatRecord:
+    """A seat the store did not take is that seat's error, logged once: its answer is not handed
+    on (what is not on the record has no call id to judge), the reason is, and a row saying so is
+    tried once (it goes in when only the answer was refused; a store that is gone refuses it too,
+    and ``/health`` says so)."""
+    why = error.message if isinstance(error, BenchError) else f"{type(error).__name__}: {error}"
+    failed = replace(record, status="error", answer="", error=f"the store could not record this seat: {why}"[:500])
+    log.error("seat %s (%s) could not be recorded: %s", record.call, record.alias, why,
+              exc_info=None if isinstance(error, StoreUnavailable) else error)
+    try:
+        await calls.record_seat(ctx.db, failed)
+    except Exception:  # said above, once
+        pass
+    return failed
 
 
 async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: PanelReply, *,
@@ -195,7 +217,7 @@ async def start_panel(ctx: Context, ask: Ask, collection: Collection, reply: Pan
     sim = await endpoint_store.simulated_names(ctx.db)
     simulated = frozenset(s.alias for s in seating.seats if s.model.endpoint in sim)
     run = PanelRun(panel, collection, seating, reply, ask, pipe, simulated=simulated)
-    ctx.tg.start_soon(_drive, ctx, run, pipe)
+    ctx.spawn(_drive, ctx, run, pipe, name=f"panel {run.id}")
     return run
 
 
@@ -222,7 +244,12 @@ async def _drive(ctx: Context, run: PanelRun, send: Pipe[PanelEvent]) -> None:
                     tg.start_soon(one, seat)
             run.upstream_seconds = max((s.seconds for s in run.seats_done), default=0.0)
             if run.reply == "merged":
-                _send(send, run._merge_done(await _merge(ctx, run, info)))
+                try:
+                    merged = await _merge(ctx, run, info)
+                except Exception as e:  # the store failing under the merge: the seats still go out
+                    log.error("the merge of panel %s failed: %s", run.id, e, exc_info=not isinstance(e, StoreUnavailable))
+                    merged = MergeDone(None, None, f"the merge failed: {e}"[:300])
+                _send(send, run._merge_done(merged))
         finally:
             run.finished.set()
     finally:

@@ -61,6 +61,7 @@ from benchwarmers_mcp.messages import (
 from benchwarmers_mcp.providers.convert import CHAT_NAMES, ToolNames
 from benchwarmers_mcp.store import routes as route_store
 from benchwarmers_mcp.store.collections import Collection
+from benchwarmers_mcp.store.db import StoreUnavailable
 from benchwarmers_mcp.store.models import ModelRecord
 from benchwarmers_mcp.store.routes import TurnClaim, TurnRecord
 
@@ -257,7 +258,7 @@ async def start_turn(ctx: Context, ask: Ask, collection: Collection, *, access: 
     if inline and hold_all:
         turn.driver = driver.run
     else:
-        ctx.tg.start_soon(driver.run)
+        ctx.spawn(driver.run, name=f"route turn {claim.conversation.id}.{claim.turn}")
     return turn
 
 
@@ -366,6 +367,11 @@ class _Driver:
                     await self._fail(UpstreamTimeout(f"the turn took longer than {self.tune.turn_timeout:g} s"))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.record.status = "cancelled"  # the caller hung up; the member's call was stopped
+            except StoreUnavailable as e:  # the store failed under the turn: a 503 in the face's shape
+                log.error("route turn %s.%s: %s", self.claim.conversation.id, self.claim.turn, e.message)
+                self.record.status = "error"
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await self._fail(e)
             except Exception as e:  # a bug must not vanish in the background: log it, record it, say so
                 log.exception("route turn %s.%s failed unexpectedly", self.claim.conversation.id, self.claim.turn)
                 self.record.status, self.record.error = "error", f"internal error: {type(e).__name__}"
@@ -442,6 +448,8 @@ class _Driver:
                             await anyio.lowlevel.checkpoint()
             except ProviderError as e:
                 outcome = e
+            except StoreUnavailable:  # the store itself failed: the turn's, not this member's (a 503)
+                raise
             except BenchError as e:  # the store could not place the member (its endpoint is gone, say)
                 outcome = UpstreamFailure(e.message)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -513,6 +521,8 @@ class _Driver:
         record.tried = self.tried
         try:
             await route_store.record_turn(self.ctx.db, record)
+        except StoreUnavailable as e:  # /health says so; the turn's answer stands
+            log.error("could not record route turn %s.%s: %s", record.conversation, record.turn, e.message)
         except Exception:
             log.exception("could not record route turn %s.%s", record.conversation, record.turn)
 

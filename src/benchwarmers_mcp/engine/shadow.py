@@ -57,7 +57,7 @@ class Shadow:
         if self.started:
             return
         self.started = True
-        ctx.tg.start_soon(self._run, ctx, member)
+        ctx.spawn(self._run, ctx, member, name=f"shadow of {self.conversation}.{self.turn}")
 
     async def _run(self, ctx: Context, member: ModelRecord) -> None:
         resting = await ctx.resting()

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchwarmers_mcp.errors import BadRequest
 from benchwarmers_mcp.inbound import validation_message
+from benchwarmers_mcp.store import names
 from benchwarmers_mcp.store.verdicts import Verdict
 
 
@@ -28,6 +29,7 @@ def parse_verdict(body: dict[str, Any]) -> Verdict:
         v = VerdictIn.model_validate(body)
     except ValidationError as e:
         raise BadRequest(f"invalid verdict: {validation_message(e)}") from None
+    names.no_control("the call id", v.call)
     return Verdict(v.call.strip(), v.useful, v.note.strip(), tuple(s.strip() for s in v.real if s.strip()),
                    tuple(s.strip() for s in v.false_ if s.strip()))
 

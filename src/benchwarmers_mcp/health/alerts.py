@@ -40,8 +40,8 @@ def actions(alert: Alert) -> list[dict[str, Any]]:
                  _action("Test the endpoint", "/api/endpoint/test", {"name": endpoint},
                          f"bench endpoint test {endpoint}")]
     elif kind == "registration":
-        found = [retire, _action("See what it lists", f"/api/candidates?endpoint={endpoint}", None,
-                                 f"bench candidates --endpoint {endpoint}", method="GET")]
+        found = [retire, _action("See what it lists", "/api/candidates", {"endpoint": endpoint},
+                                 f"bench candidates --endpoint {endpoint}")]
     elif kind == "went_paid":
         found = [_action("Mark ad hoc", "/api/model", {"alias": s, "ad_hoc": True}, f"bench model ad-hoc {s} on"),
                  retire]

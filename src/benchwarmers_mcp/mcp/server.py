@@ -113,12 +113,10 @@ class EngineTools:
 # ---- streamable HTTP ---------------------------------------------------------------------------
 
 def _hosts_and_origins(settings: Settings) -> tuple[list[str], list[str]]:
-    """The guard's own allowed set, in the SDK's terms: exact hosts, and as origins those same
-    hosts (http and https) plus the CORS origins. One policy, checked twice."""
+    """The guard's own allowed set, in the SDK's terms: exact hosts, and the server's own origins
+    (``Policy.origins``: scheme and host) plus the CORS origins. One policy, checked twice."""
     policy = Policy.from_settings(settings)
-    hosts = sorted(policy.hosts)
-    origins = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
-    return hosts, origins + sorted(policy.cors_origins)
+    return sorted(policy.hosts), sorted(policy.origins) + sorted(policy.cors_origins)
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
@@ -134,9 +132,9 @@ async def serve_http(app: Starlette, ctx: Context) -> AsyncIterator[None]:
     server = build_server(EngineTools(ctx), __version__)
     server.streamable_http_app(transport_security=transport_security(ctx.settings),
                                max_request_body_size=ctx.settings.max_body)
-    app.state.mcp_http = StreamableHTTPASGIApp(server.session_manager)
     try:
-        async with server.session_manager.run():
+        async with server.session_manager.run():  # requests reach it only once it runs (else: its 500)
+            app.state.mcp_http = StreamableHTTPASGIApp(server.session_manager)
             yield
     finally:
         app.state.mcp_http = None

@@ -18,7 +18,8 @@ per concept holds that concept's queries:
     verdicts, the suite and ``health_tally``, suggestions, learning settings, shadow answers)
     health_evidence (``health_tally`` summed per model for a half-life, kept between reads)
     events (the live feed)  logs, stats (what the dashboard shows)  preferences (the default endpoint)
-    config_version (configuration kept per process until any process changes it)
+    config_version (configuration kept per process until any process changes it)  liveness (whether
+    the store serves now, for ``/health``)
 
 Code outside the store calls these modules' functions; it never writes SQL and never sees a row
 factory, a cursor or the driver. Tests read records through the same functions.
@@ -79,8 +80,16 @@ differ, each covers it in its own module:
   settings and a gate's endpoint until a trigger-written stamp changes); per process, never a record.
 - ``Database.reader()``: SQLite opens the file again with ``mode=ro``; PostgreSQL takes a connection
   of its own outside the pool (``default_transaction_read_only``) and autocommits each read.
-- Failures to reach the store are ``db.StoreUnavailable`` (a 503), its message with any password in
-  the URL masked (``db.mask_url``).
+- Text: SQLite keeps a U+0000 in a string; PostgreSQL's ``text`` refuses it, so ``postgres.py`` hands
+  a string parameter that holds one to the driver as ``portable.stored_text`` (an injective
+  encoding: a C-speed check per string parameter, nothing for the rest), and a store module reads
+  free text back (answers, errors, prompts, notes, a provider's words) through
+  ``portable.read_text(value, db.dialect)``. Names and ids hold no control character (the faces
+  refuse one: ``names.no_control``), so they are read as they are.
+- Failures of the store itself (unreachable, a dropped connection, a full disk, an I/O error, a
+  refused write) are ``db.StoreUnavailable`` (a 503), mapped at each backend's one error boundary,
+  its message with any password in the URL masked (``db.mask_url``); the backend keeps the last
+  one (``Database.failure``) for ``/health`` (``liveness.py``) until a write probe goes through.
 """
 
 from benchwarmers_mcp.store.db import Database, Reader, ReadOnly, Row, StoreUnavailable, Transaction

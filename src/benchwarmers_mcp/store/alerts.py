@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers_mcp.store.db import Database, Row, Transaction
+from benchwarmers_mcp.store.portable import read_text
 
 KINDS = ("retiring", "retired", "connection_held", "registration", "went_paid", "auth", "billing", "model_gone")
 
@@ -34,9 +35,10 @@ class Alert:
     cleared_why: str | None = None
 
 
-def _alert(row: Row) -> Alert:
-    return Alert(row["id"], row["at"], row["kind"], row["subject"], row["message"], json.loads(row["detail"] or "{}"),
-                 row["refreshed_at"], row["dismissed_at"], row["cleared_at"], row["cleared_why"])
+def _alert(row: Row, dialect: str) -> Alert:
+    return Alert(row["id"], row["at"], row["kind"], row["subject"], read_text(row["message"], dialect),
+                 json.loads(row["detail"] or "{}"), row["refreshed_at"], row["dismissed_at"], row["cleared_at"],
+                 read_text(row["cleared_why"], dialect))
 
 
 async def put(tx: Transaction, kind: str, subject: str, message: str, detail: dict[str, Any] | None = None,
@@ -90,18 +92,18 @@ async def model_answered(db: Database, alias: str, connection: str, now: float) 
 async def open_alerts(db: Database, *, dismissed: bool = False) -> list[Alert]:
     """Open alerts, oldest first; ``dismissed`` includes those the user dismissed."""
     where = "cleared_at IS NULL" + ("" if dismissed else " AND dismissed_at IS NULL")
-    return [_alert(r) for r in await db.fetchall(f"SELECT * FROM alerts WHERE {where} ORDER BY at, id")]
+    return [_alert(r, db.dialect) for r in await db.fetchall(f"SELECT * FROM alerts WHERE {where} ORDER BY at, id")]
 
 
 async def find(db: Database, alert_id: int) -> Alert | None:
     row = await db.fetchone("SELECT * FROM alerts WHERE id = ?", (alert_id,))
-    return None if row is None else _alert(row)
+    return None if row is None else _alert(row, db.dialect)
 
 
 async def open_of(db: Database, kind: str, subject: str) -> Alert | None:
     row = await db.fetchone("SELECT * FROM alerts WHERE kind = ? AND subject = ? AND cleared_at IS NULL",
                             (kind, subject))
-    return None if row is None else _alert(row)
+    return None if row is None else _alert(row, db.dialect)
 
 
 async def dismiss(db: Database, alert_id: int, now: float | None = None) -> bool:

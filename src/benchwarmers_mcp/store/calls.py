@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from benchwarmers_mcp.store.db import Database, Row
+from benchwarmers_mcp.store.db import Database, Reader, Row
+from benchwarmers_mcp.store.portable import read_text
 
 
 def new_panel_id(now: float | None = None) -> str:
@@ -83,19 +84,30 @@ async def record_seat(db: Database, seat: SeatRecord) -> None:
     )
 
 
-def _panel(row: Row) -> PanelRecord:
+def _panel(row: Row, dialect: str) -> PanelRecord:
     return PanelRecord(row["id"], row["at"], row["collection"], row["shape"], row["shape_by"], row["reply"],
-                       row["key_name"], row["system"], row["prompt"], json.loads(row["skipped"]), row["note"])
+                       row["key_name"], read_text(row["system"], dialect), read_text(row["prompt"], dialect),
+                       json.loads(row["skipped"]), read_text(row["note"], dialect))
 
 
 async def panel(db: Database, panel_id: str) -> PanelRecord | None:
     row = await db.fetchone("SELECT * FROM panels WHERE id = ?", (panel_id,))
-    return None if row is None else _panel(row)
+    return None if row is None else _panel(row, db.dialect)
 
 
 async def panels(db: Database) -> list[PanelRecord]:
     """Every panel, oldest first."""
-    return [_panel(r) for r in await db.fetchall("SELECT * FROM panels ORDER BY at, id")]
+    return [_panel(r, db.dialect) for r in await db.fetchall("SELECT * FROM panels ORDER BY at, id")]
+
+
+async def seats_of(db: Reader, panel_id: str) -> list[SeatRecord]:
+    """A panel's seat rows as written (answers and errors exactly as the models gave them), in the
+    order they finished."""
+    rows = await db.fetchall("SELECT call, panel, seat, label, alias, status, seconds, answer, error, tokens_in,"
+                             " tokens_out, at FROM seats WHERE panel = ? ORDER BY at, call", (panel_id,))
+    return [SeatRecord(r["call"], r["panel"], r["seat"], r["label"], r["alias"], r["status"], r["seconds"],
+                       read_text(r["answer"], db.dialect), read_text(r["error"], db.dialect), r["tokens_in"],
+                       r["tokens_out"], r["at"]) for r in rows]
 
 
 async def seat_counts(db: Database) -> dict[str, int]:

@@ -75,16 +75,29 @@ async def first_seen(db: Database) -> dict[str, float]:
     return {r["entry"]: r["first_seen"] for r in rows}
 
 
+def baseline(released: float | None, now: float) -> float:
+    """When an install that has noted nothing yet counts an entry first seen: on its release day
+    (or long ago), so a new install does not call everything new."""
+    return min(now, released or 0.0)
+
+
+async def seen_as_of(db: Database, entries: Mapping[str, float | None], now: float) -> dict[str, float]:
+    """``first_seen``, read only: before anything is noted, every entry as the first note will record
+    it (``baseline``), so a fresh install's first look says what it will keep saying."""
+    noted = await first_seen(db)
+    return noted or {key: baseline(released, now) for key, released in entries.items()}
+
+
 async def note_seen(db: Database, entries: Mapping[str, float | None], version: str) -> None:
-    """Record entries not seen before, once per catalog version. The first time ever, each entry
-    counts as seen on its release day (or long ago), so a new install does not call everything new."""
+    """Record entries not seen before, once per catalog version; the first time ever, at their
+    ``baseline``."""
     if await get_state(db, "seen_version") == version:
         return
     now = time.time()
     async with db.transaction() as tx:
-        baseline = await tx.fetchone("SELECT 1 FROM catalog_seen LIMIT 1") is None
+        is_baseline = await tx.fetchone("SELECT 1 FROM catalog_seen LIMIT 1") is None
         known = {r["entry"] for r in await tx.fetchall("SELECT entry FROM catalog_seen")}
-        fresh = [(key, min(now, released or 0.0) if baseline else now)
+        fresh = [(key, baseline(released, now) if is_baseline else now)
                  for key, released in entries.items() if key not in known]
         await tx.executemany("INSERT INTO catalog_seen (entry, first_seen) VALUES (?, ?)"
                              " ON CONFLICT (entry) DO NOTHING", fresh)  # the first sighting stays

@@ -11,6 +11,7 @@ from benchwarmers_mcp.errors import BadRequest, NotFound, UnknownCollection
 from benchwarmers_mcp.store import config_version, names
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Reader
+from benchwarmers_mcp.store.portable import read_text
 
 REPLIES = ("all", "merged", "route")
 SHAPES = ("", "general", "design", "prose", "review", "code", "enumeration", "quick", "vision", "image")
@@ -124,8 +125,9 @@ async def _read(db: Reader, name: str) -> Collection:
     if not rows:
         raise NotFound(f"no collection named {name!r}")
     row = rows[0]
-    return Collection(row["name"], tuple(r["member"] for r in rows if r["member"] is not None), row["description"],
-                      tuple(json.loads(row["tags"])), row["shape"], row["reply"], row["merger"])
+    return Collection(row["name"], tuple(r["member"] for r in rows if r["member"] is not None),
+                      read_text(row["description"], db.dialect), tuple(json.loads(row["tags"])), row["shape"],
+                      row["reply"], row["merger"])
 
 
 async def list_all(db: Database) -> list[Collection]:

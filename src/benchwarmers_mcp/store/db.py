@@ -4,7 +4,8 @@ Every store module talks to the database through these methods and nothing else;
 sees the driver. Two backends implement them: ``store/sqlite.py`` (aiosqlite, one file in the data
 folder, WAL, one writer: the default) and ``store/postgres.py`` (asyncpg, a shared PostgreSQL that
 several replicas use at once). ``Database(target)`` picks one from its target: a
-``postgresql://`` URL opens PostgreSQL, anything else is the path of a SQLite file.
+``postgresql://`` URL opens PostgreSQL, a path a SQLite file; anything else is refused
+(``target_problem``: another scheme, libpq's keyword/value form, a URL that reads two ways).
 
 What a backend implements, the points where the two differ, and how to add a third are in the
 package docstring (``store/__init__.py``).
@@ -25,6 +26,9 @@ from benchwarmers_mcp.errors import BenchError
 
 Params = Sequence[Any]
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+# The store's integers are 64-bit (SQLite's INTEGER, PostgreSQL's BIGINT): a larger one from a
+# request is refused at the door (``inbound.loads_strict``), never sent to the store.
+LARGEST_INTEGER = 2**63 - 1
 
 
 class Row(Protocol):
@@ -63,45 +67,95 @@ def is_postgres_url(target: object) -> bool:
     return isinstance(target, str) and target.split(":", 1)[0].lower() in POSTGRES_SCHEMES
 
 
-_PASSWORD = re.compile(r"(?i)(password=)[^&\s]*")
+# the forms a store's target may take that are not a path, and a password in any of them
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # a scheme (one letter is a Windows drive: a path)
+_KEYWORDS = re.compile(r"(?:^|\s)[A-Za-z_]+\s*=")  # libpq's keyword/value form: host=db password=...
+_QUERY_PASSWORD = re.compile(r"(?i)(password=)[^&#]*")  # a query parameter (sslpassword= too)
+_WORD_PASSWORD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)")  # keyword/value, quoted or not
+URL_FORM = "postgresql://user:password@host:port/db"
 
 
 def mask_url(url: str) -> str:
-    """The URL with its password (in the user part or a ``password=`` query parameter) shown as
-    ``***``: what a log line, an error, ``bench status`` and ``/api/status`` may show."""
+    """The store's target with any password shown as ``***``, whatever its form: a URL's user part
+    (read up to its last ``@``, so a password whose ``@``, ``/``, ``?`` or ``#`` is not
+    percent-encoded is masked whole too), a ``password=`` query parameter, libpq's keyword/value
+    ``password=...`` (quoted or not). What a log line, an error, ``bench status``, ``/api/status``
+    and the Info page may show."""
+    scheme = _URL.match(url)
+    if scheme is None or len(scheme.group()) < 3:  # no scheme (a drive letter is a path's)
+        return _WORD_PASSWORD.sub(r"\1***", url)
+    head = scheme.group() + ("//" if url[scheme.end():].startswith("//") else "")
+    user, at, host = url[len(head):].rpartition("@")
+    rest = user.split(":", 1)[0] + ":***@" + host if at and ":" in user else url[len(head):]
+    return head + _QUERY_PASSWORD.sub(r"\1***", rest)
+
+
+def passwords_of(target: Path | str) -> set[str]:
+    """The password a store's URL holds, as written and decoded (none: empty): what a driver's
+    error may repeat, for the caller to mask."""
+    if not is_postgres_url(target):
+        return set()
     try:
-        parts = urlsplit(url)
+        written = urlsplit(str(target)).password or ""
     except ValueError:
-        return "(an unreadable database URL)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        if ":" in user:
-            user = user.split(":", 1)[0] + ":***"
-        netloc = f"{user}@{host}"
-    query = _PASSWORD.sub(r"\1***", parts.query)
-    return parts._replace(netloc=netloc, query=query).geturl()
+        return set()
+    return {written, unquote(written)} - {""}
+
+
+def target_problem(target: Path | str) -> str | None:
+    """Why ``target`` names no store, or None: it must be a ``postgresql://`` URL that reads one way
+    only (asyncpg and ``urllib`` split it alike) or the path of a SQLite file. Never quotes it (the
+    caller shows it through ``mask_url``)."""
+    if not isinstance(target, str):
+        return None
+    if any(ord(c) < 32 or ord(c) == 127 for c in target):
+        return "it holds a control character (a line break?)"
+    if is_postgres_url(target):
+        _, sep, rest = target.partition("://")
+        if not sep:
+            return f"a PostgreSQL URL starts {target.split(':', 1)[0]}://"
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+        if authority.count("@") > 1 or "@" in rest[len(authority):]:
+            return ("its user name or password holds an '@', '/', '?' or '#' that is not percent-encoded "
+                    "(write them %40, %2F, %3F, %23), so it does not read one way only")
+        try:
+            parts = urlsplit(target)
+        except ValueError:
+            return "it does not read as a URL (a '[' or ']' not percent-encoded, as %5B and %5D?)"
+        try:
+            _ = parts.port
+        except ValueError:
+            return "its port is not a number from 0 to 65535"
+        return None
+    if _URL.match(target) and len(target.split(":", 1)[0]) > 1:
+        return f"it is not a PostgreSQL URL ({URL_FORM}), the only kind of database URL there is"
+    if _KEYWORDS.search(target):
+        return f"libpq's keyword/value form (host=... password=...) is not read: write it as a URL, {URL_FORM}"
+    return None
 
 
 def describe_target(target: Path | str) -> dict[str, Any]:
     """Which store a target names, with nothing secret in it: ``{"backend": "sqlite", "path": ...}``
-    or ``{"backend": "postgresql", "host": ..., "port": ..., "database": ..., "user": ..., "url": masked}``."""
+    or ``{"backend": "postgresql", "host": ..., "port": ..., "database": ..., "user": ..., "url": masked}``
+    (only the masked URL when it does not read one way only; ``"unknown"`` and the target masked when
+    it is neither: ``target_problem``)."""
+    refused = target_problem(target) is not None
     if not is_postgres_url(target):
-        return {"backend": "sqlite", "path": str(target)}
+        return {"backend": "unknown", "url": mask_url(str(target))} if refused else \
+            {"backend": "sqlite", "path": str(target)}
     url = str(target)
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
+    if refused:
         return {"backend": "postgresql", "url": mask_url(url)}
-    return {"backend": "postgresql", "host": parts.hostname or "localhost", "port": port or 5432,
+    parts = urlsplit(url)
+    return {"backend": "postgresql", "host": parts.hostname or "localhost", "port": parts.port or 5432,
             "database": unquote(parts.path.lstrip("/")) or unquote(parts.username or ""),
             "user": unquote(parts.username or ""), "url": mask_url(url)}
 
 
 class StoreUnavailable(BenchError):
-    """The store cannot be opened or reached (a wrong URL, a server down, a refused login): a 503
-    in the client's wire shape. Its message names the store with any password masked."""
+    """The store cannot be opened, reached or written (a wrong URL, a server down, a refused login, a
+    dropped connection, a full disk, an I/O error): a 503 in the client's wire shape. Its message
+    names the store with any password masked."""
 
     status = 503
 
@@ -127,6 +181,21 @@ class Database:
         # what a read function derived and may answer again while what it came from is unchanged
         # (each entry says what that is: ``ratings.evidence``); this process's alone, never a record
         self.memo: dict[str, Any] = {}
+        self._failure: str | None = None
+
+    # -- the store's own failures, kept for /health (``store/liveness.py``) --
+
+    def failed(self, error: StoreUnavailable) -> None:
+        """The backend's error boundary says the store itself failed (``StoreUnavailable``)."""
+        self._failure = error.message
+
+    def failure(self) -> str | None:
+        """The last failure of the store itself since a write probe last found it working, or None."""
+        return self._failure
+
+    def recovered(self) -> None:
+        """A write probe found the store working: the failure kept is forgotten."""
+        self._failure = None
 
     @property
     def where(self) -> dict[str, Any]:
@@ -244,11 +313,13 @@ class ReadOnly:
 
 
 def _backend(target: Path | str) -> type[Database]:
+    """The backend a target names (``target_problem`` refuses what is neither a URL nor a path)."""
+    problem = target_problem(target)
+    if problem:
+        raise StoreUnavailable(f"cannot use {mask_url(str(target))!r} as the store: {problem} (or leave "
+                               "BENCHWARMERS_DATABASE_URL unset for SQLite in the data folder)")
     if is_postgres_url(target):
         from benchwarmers_mcp.store.postgres import PostgresDatabase
         return PostgresDatabase
-    if isinstance(target, str) and "://" in target:
-        raise StoreUnavailable(f"unknown database URL {mask_url(target)!r}: use postgresql://user:password@host/db"
-                               " (or leave BENCHWARMERS_DATABASE_URL unset for SQLite in the data folder)")
     from benchwarmers_mcp.store.sqlite import SqliteDatabase
     return SqliteDatabase

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchwarmers_mcp.store import facts
 from benchwarmers_mcp.store.db import Database, Row
+from benchwarmers_mcp.store.portable import read_text
 
 # the probe kinds whose failures are evidence that a model is gone (capability probes only teach)
 LIFE_KINDS = ("availability", "speed", "confirm", "retry", "onboarding")
@@ -50,9 +51,10 @@ class ProbeRow:
 COLUMNS = tuple(f for f in ProbeRow.__dataclass_fields__ if f != "id")
 
 
-def _probe(row: Row) -> ProbeRow:
+def _probe(row: Row, dialect: str) -> ProbeRow:
     values = {name: row[name] for name in COLUMNS}
     values["learned"] = json.loads(values["learned"] or "{}")
+    values["detail"] = read_text(values["detail"], dialect)  # the provider's words, as it said them
     return ProbeRow(**values, id=row["id"])
 
 
@@ -75,7 +77,7 @@ async def probes(db: Database, *, alias: str | None = None, since: float = 0.0, 
         params.append(alias)
     rows = await db.fetchall(f"SELECT * FROM probes WHERE {where} ORDER BY at DESC, id DESC LIMIT ?",
                              (*params, limit))
-    return [_probe(r) for r in rows]
+    return [_probe(r, db.dialect) for r in rows]
 
 
 async def latest_probes(db: Database) -> dict[tuple[str, str], ProbeRow]:
@@ -83,7 +85,7 @@ async def latest_probes(db: Database) -> dict[tuple[str, str], ProbeRow]:
     rows = await db.fetchall(
         "SELECT p.* FROM probes p JOIN (SELECT alias, prompt, MAX(id) AS id FROM probes GROUP BY alias, prompt) l"
         " ON l.id = p.id")
-    return {(r["alias"], r["prompt"]): _probe(r) for r in rows}
+    return {(r["alias"], r["prompt"]): _probe(r, db.dialect) for r in rows}
 
 
 async def life_outcomes(db: Database, since: float) -> dict[str, list[ProbeRow]]:
@@ -93,7 +95,7 @@ async def life_outcomes(db: Database, since: float) -> dict[str, list[ProbeRow]]
                              (since, *LIFE_KINDS))
     out: dict[str, list[ProbeRow]] = {}
     for r in rows:
-        out.setdefault(r["alias"], []).append(_probe(r))
+        out.setdefault(r["alias"], []).append(_probe(r, db.dialect))
     return out
 
 
@@ -148,7 +150,8 @@ async def listings(db: Database, endpoint: str, since: float = 0.0) -> list[List
     """An endpoint's snapshots since ``since``, oldest first."""
     rows = await db.fetchall("SELECT * FROM listings WHERE endpoint = ? AND at >= ? ORDER BY at, id",
                              (endpoint, since))
-    return [Listing(r["endpoint"], r["at"], bool(r["ok"]), tuple(json.loads(r["served"])), r["error"]) for r in rows]
+    return [Listing(r["endpoint"], r["at"], bool(r["ok"]), tuple(json.loads(r["served"])), read_text(r["error"], db.dialect))
+            for r in rows]
 
 
 # -- what probes found about calling a model (its request quirks) and the capabilities they saw --

@@ -8,6 +8,9 @@ ledger), ``model_states`` (rests, strikes, pending retirement), ``connection_sta
 
 from __future__ import annotations
 
+import logging
+import os
+import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -15,12 +18,14 @@ from typing import Any
 
 import anyio
 
-from benchwarmers_mcp.store import config_version, facts, ledger
+from benchwarmers_mcp.store import config_version, facts, ledger, replicas
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.db import Reader as Reader  # re-exported for the pacing code
 from benchwarmers_mcp.store.endpoints import Endpoint, copy_of
 from benchwarmers_mcp.store.endpoints import from_row as endpoint_row
+from benchwarmers_mcp.store.portable import read_text
 
+log = logging.getLogger("benchwarmers.limits")
 LIMIT_NAMES = ("rpm", "rpd", "rpmo", "tpm", "tpd")
 CONNECTION_OF = "COALESCE(e.connection, e.name)"
 # A reported window's length by its name (unnamed: a minute), here and in SQL alike.
@@ -270,14 +275,91 @@ async def spends(db: Reader, connection: str, alias: str | None, since: float) -
     return [Spend(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
 
+# -- calls in flight: admitted, not settled yet; a crash's are booked to the ledger --
+#
+# An entry names the process that admitted it (its host and pid). It leaves when its call settles
+# (``_release``); one a dead process left is *booked*: written to the ledger as an interrupted call,
+# tokens unknown (``ledger.INTERRUPTED``), so the windows and the usage figures still count it. That
+# happens on the next start for every entry whose process is gone (``book_orphans``: on this host a
+# pid that no longer runs, or this process's own pid before it began; elsewhere a host and pid no
+# recent replica row has), and for any entry once it expires (its call's deadline and the grace
+# passed: no live call outlives its deadline). A live replica's entries are never booked at a start.
+# Should a call settle after its entry was booked after all, its own row replaces the booking.
+
+PROCESS_STARTED = time.time()  # before this process admits any call (the pacer imports this module)
+HOST = socket.gethostname()
+
+_BOOK_SQL = ("INSERT INTO usage (t, alias, connection, endpoint, served, status, attempts, tokens_in, tokens_out,"
+             " reasoning, seconds, caller, purpose, key_name, tokens_unknown, ticket)"
+             f" SELECT i.started, i.alias, i.connection, COALESCE(m.endpoint, i.connection), COALESCE(m.served, i.alias),"
+             f" '{ledger.INTERRUPTED}', 1, i.tokens, 0, 0, 0, 'unknown', '', '', 1, i.id"
+             " FROM inflight i LEFT JOIN models m ON m.alias = i.alias WHERE ")
+
+
 async def expire_inflight(tx: Transaction, now: float) -> None:
+    """Entries past their expiry: booked to the ledger (their process died, or their call would
+    have ended), then removed."""
+    await tx.execute(_BOOK_SQL + "i.expires < ?", (now,))
     await tx.execute("DELETE FROM inflight WHERE expires < ?", (now,))
 
 
 async def add_inflight(tx: Transaction, connection: str, alias: str, tokens: int, started: float,
-                       expires: float) -> int:
-    return await tx.insert("INSERT INTO inflight (connection, alias, tokens, started, expires) VALUES (?, ?, ?, ?, ?)",
-                           (connection, alias, tokens, started, expires))
+                       expires: float, *, host: str = HOST, pid: int | None = None) -> int:
+    """An admitted call's entry, owned by this process (``host`` and ``pid`` name another: tests)."""
+    return await tx.insert("INSERT INTO inflight (connection, alias, tokens, started, expires, host, pid)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (connection, alias, tokens, started, expires, host, os.getpid() if pid is None else pid))
+
+
+async def _release(tx: Transaction, tickets: tuple[int, ...]) -> None:
+    """A settled call's entries leave; any that was booked meanwhile leaves the ledger (the call's own
+    row, written in the same transaction, replaces it)."""
+    if await tx.execute(f"DELETE FROM inflight WHERE id IN ({placeholders(tickets)})", tickets) < len(tickets):
+        await tx.execute(f"DELETE FROM usage WHERE tokens_unknown = 1 AND ticket IN ({placeholders(tickets)})",
+                         tickets)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process of this host runs with ``pid`` (on Windows: assumed, as no probe is safe there)."""
+    if os.name == "nt" or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def orphaned(host: str, pid: int, started: float, live: set[tuple[str, int]]) -> bool:
+    """Whether the process that admitted an entry is gone: ``live`` holds the host and pid of every
+    replica seen lately. An entry from before owners were kept (no host) waits for its expiry."""
+    if not host:
+        return False
+    if host != HOST:
+        return (host, pid) not in live
+    if pid == os.getpid():
+        return started < PROCESS_STARTED  # this pid's previous life (a container's pid 1, restarted)
+    return not _running(pid)
+
+
+async def book_orphans(db: Database, now: float) -> int:
+    """At start: every entry whose process is gone or that expired, booked to the ledger (tokens
+    unknown) and removed; how many."""
+    found = await db.fetchall("SELECT id, host, pid, started, expires FROM inflight")
+    if not found:
+        return 0
+    live = {(r["host"], r["pid"]) for r in await replicas.recent(db, now)}
+    ids = tuple(r["id"] for r in found
+                if r["expires"] < now or orphaned(r["host"], r["pid"], r["started"], live))
+    if ids:
+        async with db.transaction() as tx:
+            booked = await tx.execute(_BOOK_SQL + f"i.id IN ({placeholders(ids)})", ids)
+            await tx.execute(f"DELETE FROM inflight WHERE id IN ({placeholders(ids)})", ids)
+        log.warning("%d call(s) in flight when a server stopped without settling them: in the ledger now as"
+                    " interrupted, tokens unknown", booked)
+    return len(ids)
 
 
 async def inflight_count(db: Database) -> int:
@@ -329,7 +411,7 @@ async def _settle_all(db: Database, s: Settlement) -> None:
     async with db.transaction() as tx:
         await ledger.insert(tx, s.row)
         if s.tickets:
-            await tx.execute(f"DELETE FROM inflight WHERE id IN ({placeholders(s.tickets)})", s.tickets)
+            await _release(tx, s.tickets)
         if s.quotas:
             await save_quotas(tx, connection, alias, s.quotas, s.row.t, now)
         for name, value in s.learned:
@@ -401,7 +483,7 @@ async def open_alerts(db: Database) -> list[dict[str, Any]]:
     """Open alerts the user has not dismissed (``store/alerts.py`` has them all, with their detail)."""
     rows = await db.fetchall("SELECT id, at, kind, subject, message FROM alerts"
                              " WHERE cleared_at IS NULL AND dismissed_at IS NULL ORDER BY at")
-    return [dict(r) for r in rows]
+    return [{**dict(r), "message": read_text(r["message"], db.dialect)} for r in rows]
 
 
 async def resume(db: Database, *, connection: str | None = None, alias: str | None = None) -> int:
@@ -447,19 +529,19 @@ async def resting_aliases(db: Database, now: float) -> list[str]:
 async def rests(db: Database, now: float) -> list[dict[str, Any]]:
     rows = await db.fetchall("SELECT alias, connection, rest_until, rest_why FROM model_states WHERE rest_until > ?"
                              " ORDER BY connection, alias", (now,))
-    return [dict(r) for r in rows]
+    return [{**dict(r), "rest_why": read_text(r["rest_why"], db.dialect)} for r in rows]
 
 
 async def pending_retirements(db: Database) -> list[dict[str, Any]]:
     rows = await db.fetchall("SELECT alias, connection, pending_retire_at, pending_why FROM model_states"
                              " WHERE pending_retire_at IS NOT NULL ORDER BY alias")
-    return [dict(r) for r in rows]
+    return [{**dict(r), "pending_why": read_text(r["pending_why"], db.dialect)} for r in rows]
 
 
 async def pauses(db: Database, now: float) -> dict[str, dict[str, Any]]:
     rows = await db.fetchall("SELECT connection, paused_until, paused_why FROM connection_states"
                              " WHERE paused_until > ?", (now,))
-    return {r["connection"]: {"until": r["paused_until"], "why": r["paused_why"]} for r in rows}
+    return {r["connection"]: {"until": r["paused_until"], "why": read_text(r["paused_why"], db.dialect)} for r in rows}
 
 
 async def connections(db: Database) -> list[str]:

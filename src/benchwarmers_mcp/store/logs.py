@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from benchwarmers_mcp.store.db import Database, placeholders
+from benchwarmers_mcp.store.portable import read_text
 
 LATEST_VERDICT = "SELECT call, MAX(id) AS id FROM verdicts GROUP BY call"
 
@@ -19,7 +20,8 @@ async def panels(db: Database, limit: int = 200) -> list[dict[str, Any]]:
         " ORDER BY at DESC, id DESC LIMIT ?", (limit,))
     out = {r["id"]: {"id": r["id"], "at": r["at"], "collection": r["collection"], "shape": r["shape"],
                      "shape_by": r["shape_by"], "reply": r["reply"], "asked_by": r["key_name"],
-                     "skipped": json.loads(r["skipped"] or "[]"), "note": r["note"], "seats": [], "owed": 0}
+                     "skipped": json.loads(r["skipped"] or "[]"), "note": read_text(r["note"], db.dialect), "seats": [],
+                     "owed": 0}
            for r in rows}
     if not out:
         return []

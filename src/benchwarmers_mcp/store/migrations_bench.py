@@ -108,3 +108,15 @@ async def verdicts_002_scope(tx: Transaction) -> None:
     collections' ratings (``store/ratings.py``), so the scope is kept with the verdict itself: the
     key may be revoked, or its name taken by another, after it judged."""
     await script(tx, "ALTER TABLE verdicts ADD COLUMN scope TEXT")
+
+
+@migration
+async def limits_002_inflight_owners(tx: Transaction) -> None:
+    """An in-flight entry names the process that admitted it (``host``, ``pid``), so the next start
+    can tell an entry a crash left from a live process's; a ledger row can say its tokens are unknown
+    (``tokens_unknown``: a call booked after its process died) and which entry it was booked from
+    (``ticket``), so a call that settles after all replaces its booking (``store/limits.py``)."""
+    await script(tx, "ALTER TABLE inflight ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+                     " ALTER TABLE inflight ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;"
+                     " ALTER TABLE usage ADD COLUMN tokens_unknown INTEGER NOT NULL DEFAULT 0;"
+                     " ALTER TABLE usage ADD COLUMN ticket INTEGER")

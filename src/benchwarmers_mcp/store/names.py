@@ -6,6 +6,9 @@ Names (collections, endpoints, gateway keys, key names): lower-case letters, dig
 starting with a letter or digit, 2 to 32 characters (the wire contract's collection and key rule).
 Aliases come from served names (``vendor/gpt-4.1-mini`` becomes ``gpt-4.1-mini``), so they also
 take dots and underscores, up to 64 characters. Tags are short names, up to 24 characters.
+
+Whatever a caller names to look something up (a collection, an alias, an endpoint, a call id) holds
+no control character (``no_control``): a 400, before any store is asked.
 """
 
 from __future__ import annotations
@@ -57,6 +60,28 @@ def problem(what: str, value: object, rule: Rule = NAME) -> str | None:
     return f"{shown} cannot be {article} {what}: use {rule.words}{hint}"
 
 
+# Control characters (C0, DEL, C1): free text (a prompt, a note, a model's answer) may hold them and
+# is stored exactly; a name, an alias or an id that a caller sends never does.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def control_problem(what: str, value: str) -> str | None:
+    """Why ``value`` cannot be a ``what`` for the control character it holds, or None."""
+    found = _CONTROL.search(value)
+    if found is None:
+        return None
+    return f"{what} {value[:64]!r} holds a control character (U+{ord(found.group()):04X}): names and ids never do"
+
+
+def no_control(what: str, value: str) -> str:
+    """``value`` when it holds no control character; else a 400 saying so (an identifier a caller
+    names: a collection, an endpoint, an alias, a call id)."""
+    found = control_problem(what, value)
+    if found:
+        raise BadRequest(found)
+    return value
+
+
 def check(what: str, value: object, rule: Rule = NAME) -> str:
     """``value`` when it fits the rule; else a 400 saying the rule in words."""
     found = problem(what, value, rule)
@@ -66,4 +91,4 @@ def check(what: str, value: object, rule: Rule = NAME) -> str:
     return value
 
 
-__all__ = ["ALIAS", "NAME", "TAG", "Rule", "check", "fits", "problem", "suggestion"]
+__all__ = ["ALIAS", "NAME", "TAG", "Rule", "check", "control_problem", "fits", "no_control", "problem", "suggestion"]

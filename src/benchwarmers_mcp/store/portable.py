@@ -14,6 +14,16 @@ real). What has no portable form is a per-backend variant chosen by ``tx.dialect
 function plus ``CREATE TRIGGER ... EXECUTE FUNCTION`` on PostgreSQL, and ``drop_trigger()`` undoes it. Statements in ``script`` are
 split on ``;``: run a PL/pgSQL body (which has its own) with ``tx.execute``.
 
+Text holding U+0000 (any model may emit one; a prompt or a note may hold one): SQLite keeps it as
+it is; PostgreSQL's ``text`` refuses the byte, so ``postgres.py`` hands such a parameter to the
+driver as ``stored_text(value)`` and a store module reads model- or user-written text back through
+``read_text(value, reader.dialect)``. The encoding is injective: a string that holds a NUL or
+``TEXT_MARK`` (U+FDD0, a noncharacter) is stored as the mark followed by the string with each mark
+written ``mark 1`` and each NUL ``mark 0``; every other string is stored unchanged, so no stored
+form of it begins with the mark. (Holds the mark *anywhere*: ``in`` on a string whose characters
+are all below U+FDD0, as nearly all are, answers at once, where ``startswith`` is a method call.) Identifiers (names, aliases, ids) never hold a
+control character (the faces refuse one), so only free text is read back through ``read_text``.
+
 The registry of migrations (``migration``, ``MIGRATIONS``) lives here too; the migrations
 themselves, in order, are ``store/migrations.py``.
 """
@@ -22,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchwarmers_mcp.store.db import Transaction
@@ -37,6 +47,32 @@ _TYPES = [
     (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
     (re.compile(r"\bTEXT\b"), 'TEXT COLLATE "C"'),
 ]
+
+
+NUL = "\x00"
+TEXT_MARK = "\ufdd0"  # begins every encoded string (see the module docstring)
+_MARKED, _NUL_MARKED = TEXT_MARK + "1", TEXT_MARK + "0"
+
+
+def needs_encoding(value: str) -> bool:
+    """Whether ``value`` must be stored as ``stored_text(value)`` on PostgreSQL (two C-speed checks)."""
+    return NUL in value or TEXT_MARK in value
+
+
+def stored_text(value: str) -> str:
+    """``value`` as PostgreSQL stores it: unchanged unless ``needs_encoding``; then the mark, and
+    the string with its marks and NULs escaped (no NUL left in it)."""
+    if not needs_encoding(value):
+        return value
+    return TEXT_MARK + value.replace(TEXT_MARK, _MARKED).replace(NUL, _NUL_MARKED)
+
+
+def read_text(value: Any, dialect: str) -> Any:
+    """A text column as it was written: on PostgreSQL, ``stored_text`` undone (anything else, None
+    included, is returned as it is)."""
+    if dialect != "postgresql" or not isinstance(value, str) or not value.startswith(TEXT_MARK):
+        return value
+    return value[1:].replace(_NUL_MARKED, NUL).replace(_MARKED, TEXT_MARK)
 
 
 def migration(fn: Migration) -> Migration:

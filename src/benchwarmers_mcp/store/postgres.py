@@ -23,8 +23,14 @@ SQLite, all of it here and in the migrations' per-backend DDL:
   so ``ORDER BY`` a name sorts as on SQLite.
 - A read on ``Database`` from inside the same task's open transaction runs on that transaction's
   connection (it sees its rows, as on SQLite, and never waits on a second pooled connection).
-- Failures to reach the server (refused, dropped, a bad login) become ``StoreUnavailable`` with
-  the URL's password masked; the password is never logged or put in a message.
+- Text with U+0000: PostgreSQL's ``text`` refuses the byte, so a string parameter holding one (or
+  the encoding's mark) goes to the driver as ``portable.stored_text`` (``_bound``, the one place
+  parameters are handed over: two C-speed ``in`` per string parameter, nothing more); store
+  modules read such text back through ``portable.read_text``.
+- Failures of the store itself (refused, dropped, a bad login, an administrator's shutdown, a full
+  disk, an I/O error, a read-only standby) become ``StoreUnavailable`` with the URL's password
+  masked (the password is never logged or put in a message), and the failure is kept for
+  ``/health`` (``Database.failure``) until a write probe finds the store working again.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ import asyncpg
 
 from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction, mask_url
 from benchwarmers_mcp.store.migrations import apply_migrations
+from benchwarmers_mcp.store.portable import NUL, TEXT_MARK, stored_text
 
 WRITER_LOCK = 0x62656E6368  # "bench": the store's one writer lock (transaction-level, advisory)
 BEGIN_SQL = f"BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK})"
@@ -105,10 +112,28 @@ async def _kept(conn: asyncpg.Connection) -> None:
     (``benchmarks/backends.py``: PostgreSQL's CPU per panel 5.3-6.3 ms with it, 4.0-4.6 without)."""
 
 
+def _bound(params: Params) -> Params:
+    """The parameters as the driver takes them: a string holding a NUL (or the encoding's mark) as
+    ``stored_text``, everything else as it is (the same sequence when nothing needs it, the common
+    case: two C-speed ``in`` per string, ``benchmarks/pg_params.py``)."""
+    for value in params:
+        if isinstance(value, str) and (NUL in value or TEXT_MARK in value):
+            return [stored_text(v) if isinstance(v, str) else v for v in params]
+    return params
+
+
+# The store failing, not the statement: the server unreachable or gone, a refused login, an
+# administrator's shutdown or cancel, a full disk or no memory (class 53), an I/O error (58), a
+# standby that takes no writes, and a pooled connection the server cut in the middle of an
+# operation (the driver's protocol still waits for its end: ``InternalClientError`` "another
+# operation is in progress", until it sees the connection closed and the pool replaces it).
+# Each is a 503 (``StoreUnavailable``), and kept for /health.
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+    OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, asyncpg.InternalClientError,
     asyncpg.InvalidAuthorizationSpecificationError, asyncpg.InvalidCatalogNameError,
     asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.AdminShutdownError,
+    asyncpg.InsufficientResourcesError, asyncpg.OperatorInterventionError, asyncpg.PostgresSystemError,
+    asyncpg.ReadOnlySQLTransactionError,
 )
 
 
@@ -131,7 +156,9 @@ class PostgresDatabase(Database):
         password = unquote(urlsplit(self.url).password or "")
         if password:
             reason = reason.replace(password, "***")
-        return StoreUnavailable(f"cannot {doing} the PostgreSQL store at {mask_url(self.url)}: {reason}")
+        error = StoreUnavailable(f"cannot {doing} the PostgreSQL store at {mask_url(self.url)}: {reason}")
+        self.failed(error)
+        return error
 
     async def open(self) -> PostgresDatabase:
         try:
@@ -175,8 +202,8 @@ class PostgresDatabase(Database):
         conn = self._own()
         try:
             if conn is not None:
-                return list(await conn.fetch(rewrite(sql), *params))
-            return list(await self._pool_or_fail().fetch(rewrite(sql), *params))
+                return list(await conn.fetch(rewrite(sql), *_bound(params)))
+            return list(await self._pool_or_fail().fetch(rewrite(sql), *_bound(params)))
         except CONNECTION_ERRORS as e:
             raise self._unavailable(e, "read") from e
 
@@ -184,9 +211,9 @@ class PostgresDatabase(Database):
         conn = self._own()
         try:
             if conn is not None:
-                row: Row | None = await conn.fetchrow(rewrite(sql), *params)
+                row: Row | None = await conn.fetchrow(rewrite(sql), *_bound(params))
                 return row
-            row = await self._pool_or_fail().fetchrow(rewrite(sql), *params)
+            row = await self._pool_or_fail().fetchrow(rewrite(sql), *_bound(params))
             return row
         except CONNECTION_ERRORS as e:
             raise self._unavailable(e, "read") from e
@@ -195,7 +222,7 @@ class PostgresDatabase(Database):
         conn = self._own()
         if conn is not None:  # inside this task's transaction: part of it
             try:
-                return _changed(await conn.execute(rewrite(sql), *params))
+                return _changed(await conn.execute(rewrite(sql), *_bound(params)))
             except CONNECTION_ERRORS as e:
                 raise self._unavailable(e, "write to") from e
         async with self.transaction() as tx:
@@ -261,13 +288,13 @@ class PostgresTransaction(Transaction):
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         try:
-            return _changed(await self._conn.execute(rewrite(sql), *params))
+            return _changed(await self._conn.execute(rewrite(sql), *_bound(params)))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "write to") from e
 
     async def insert(self, sql: str, params: Params = ()) -> int:
         try:
-            new = await self._conn.fetchval(rewrite(sql) + " RETURNING id", *params)
+            new = await self._conn.fetchval(rewrite(sql) + " RETURNING id", *_bound(params))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "write to") from e
         if new is None:
@@ -275,7 +302,7 @@ class PostgresTransaction(Transaction):
         return int(new)
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        batch = [tuple(r) for r in rows]
+        batch = [tuple(_bound(r)) for r in rows]
         if not batch:
             return
         try:
@@ -285,13 +312,13 @@ class PostgresTransaction(Transaction):
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         try:
-            return list(await self._conn.fetch(rewrite(sql), *params))
+            return list(await self._conn.fetch(rewrite(sql), *_bound(params)))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "read") from e
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         try:
-            row: Row | None = await self._conn.fetchrow(rewrite(sql), *params)
+            row: Row | None = await self._conn.fetchrow(rewrite(sql), *_bound(params))
             return row
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "read") from e
@@ -300,7 +327,8 @@ class PostgresTransaction(Transaction):
 class PostgresReadOnly(ReadOnly):
     """One connection outside the pool, read-only, each read autocommitted (it sees every commit).
     Reads take turns on it (an asyncpg connection refuses a second operation while one is under
-    way: the live feed's poll and a new subscriber's ``head()`` can come at once)."""
+    way: the live feed's poll and a new subscriber's ``head()`` can come at once). A connection
+    the server dropped is opened again by the next read (the pool does the same for its own)."""
 
     dialect = "postgresql"
 
@@ -310,14 +338,17 @@ class PostgresReadOnly(ReadOnly):
         self._turn = anyio.Lock()
 
     async def open(self) -> PostgresReadOnly:
+        self._conn = await self._connect()
+        return self
+
+    async def _connect(self) -> asyncpg.Connection:
         try:
             conn = await asyncpg.connect(self._db.url, server_settings={
                 "application_name": "benchwarmers-reader", "default_transaction_read_only": "on"})
             await _setup(conn)
         except (*CONNECTION_ERRORS, asyncpg.PostgresError, ValueError) as e:
             raise self._db._unavailable(e, "open") from None
-        self._conn = conn
-        return self
+        return conn
 
     async def close(self) -> None:
         conn, self._conn = self._conn, None
@@ -332,6 +363,8 @@ class PostgresReadOnly(ReadOnly):
             raise StoreUnavailable("the read-only connection is not open")
         try:
             async with self._turn:
-                return list(await self._conn.fetch(rewrite(sql), *params))
+                if self._conn.is_closed():  # dropped (a server restart, an administrator): connect again
+                    self._conn = await self._connect()
+                return list(await self._conn.fetch(rewrite(sql), *_bound(params)))
         except CONNECTION_ERRORS as e:
             raise self._db._unavailable(e, "read") from e

@@ -30,7 +30,7 @@ from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store import config_version, health_evidence
 from benchwarmers_mcp.store.changes import log_change
 from benchwarmers_mcp.store.db import Database, Reader, Row, Transaction, placeholders
-from benchwarmers_mcp.store.portable import floor_of
+from benchwarmers_mcp.store.portable import floor_of, read_text
 
 DAY = 86400.0
 BUCKET = DAY  # evidence is aged by the day
@@ -434,5 +434,5 @@ async def shadow_calls(db: Reader, conversation: str | None = None) -> list[Shad
     sql = "SELECT * FROM shadow_calls" + (" WHERE conversation = ?" if conversation else "") + " ORDER BY at"
     rows = await db.fetchall(sql, (conversation,) if conversation else ())
     return [ShadowRecord(r["call"], r["conversation"], r["turn"], r["alias"], r["collection"], r["status"],
-                         r["seconds"], r["answer"], json.loads(r["tool_calls"]), r["error"], r["tokens_in"],
-                         r["tokens_out"], r["at"]) for r in rows]
+                         r["seconds"], read_text(r["answer"], db.dialect), json.loads(r["tool_calls"]),
+                         read_text(r["error"], db.dialect), r["tokens_in"], r["tokens_out"], r["at"]) for r in rows]

@@ -19,6 +19,7 @@ from typing import Any
 
 from benchwarmers_mcp.store.db import Database, Row, Transaction, placeholders
 from benchwarmers_mcp.store.limits import rests_now
+from benchwarmers_mcp.store.portable import read_text
 
 
 def new_conversation_id(now: float | None = None) -> str:
@@ -171,7 +172,7 @@ async def turns_of(db: Database, conversation: str | None = None) -> list[dict[s
     else:
         rows = await db.fetchall("SELECT * FROM route_turns WHERE conversation = ? ORDER BY turn, id",
                                  (conversation,))
-    return [{**dict(r), "tried": json.loads(r["tried"])} for r in rows]
+    return [{**dict(r), "tried": json.loads(r["tried"]), "error": read_text(r["error"], db.dialect)} for r in rows]
 
 
 async def conversations(db: Database) -> list[Conversation]:

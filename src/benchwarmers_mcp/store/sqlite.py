@@ -18,8 +18,7 @@ they would block it:
 - a statement SQLite answers ``SQLITE_BUSY`` (another process holds the write lock) runs again in a
   thread, waiting on ``busy_timeout`` as before: a busy statement changed nothing; that wait is
   shielded (the connection is the thread's until it is done);
-- ``executemany`` (bulk) runs in a thread, and the WAL is checkpointed in a thread every
-  ``CHECKPOINT_EVERY`` commits (automatic checkpoints, which fsync, are off on the writer).
+- ``executemany`` (bulk) runs in a thread, and so do the WAL's checkpoints (below).
 
 A read on ``Database`` from the task that holds the open transaction runs on the writer, inside it
 (it sees that transaction's rows, as on PostgreSQL); any other task's read sees only commits: on
@@ -35,12 +34,26 @@ have passed since the last. A record (``record()``: a usage row, a seat, a turn)
 with the writer free it runs with no await at all, so no cancellation can cut it short.
 A transaction held across trips round the event loop made every other write queue behind it:
 at 20 concurrent route turns a turn cost 28% more CPU for it (benchmarks/versions.py).
+
+The WAL. SQLite's automatic checkpoint is off on the writer (it would run, and fsync, inside the
+commit that crosses its threshold, on the loop). Instead every commit counts (a ``write()``, a
+``record()``, a transaction), and every ``CHECKPOINT_EVERY``th starts a pass of ``_Checkpointer``
+in a task of its own that no writer awaits: passive checkpoints in a thread copy the WAL into the
+database while the writes go on. They never let the WAL start over while writes go on (SQLite
+reuses it only when a writer begins with every frame copied and no reader in it), so once it holds
+``RESTART_AT`` bytes a restart checkpoint copies what the passes left, holding SQLite's writer
+lock: the one wait a checkpoint adds to a write, a short one (a small copy and its syncs) once
+every ``RESTART_AT`` bytes written. It does not take this process's lock: awaited under that lock,
+the thread's answer waited for a busy event loop, and the copy grew by every write made meanwhile.
+``journal_size_limit`` cuts a restarted WAL file back to ``WAL_LIMIT``. The WAL's size under
+steady panels over time, and the writers' waits: ``benchmarks/wal.py`` (benchmarks/README.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -58,16 +71,35 @@ from benchwarmers_mcp.store.migrations import apply_migrations
 
 T = TypeVar("T")
 
+log = logging.getLogger("benchwarmers.store")
+
 INLINE_BUDGET = 0.002  # CPU seconds a read may hold the event loop before it moves to a thread
 SLOW_FOR = 60.0  # seconds a read found slow goes straight to the thread
 BUSY_TIMEOUT_MS = 30000  # how long a writer waits for another process's write lock (in a thread)
-CHECKPOINT_EVERY = 500  # commits between WAL checkpoints
+CHECKPOINT_EVERY = 200  # commits (writes, records, transactions) between two passes of the checkpointer
+RESTART_AT = 16 * 2**20  # bytes of WAL past which a pass also restarts the WAL (under the writer's lock)
+WAL_LIMIT = 2 * RESTART_AT  # journal_size_limit: a restarted WAL file longer than this is cut back to it
+RESTART_WAIT_MS = 100  # how long a restart waits for another process's writer or a reader before it gives up
+SETTLE_PASSES = 4  # passive passes at most before a restart, while each still halves what is left to copy
+RESTART_COPIES = 256  # frames (about 1 MB) a restart may be left to copy: more, and a passive pass goes first
 YIELD_EVERY = 0.001  # seconds a transaction's statements may run before one lets other tasks in
 _SLOW_KEEP = 256  # SQL texts remembered as slow (a bounded set)
 
 
 class _Slow(Exception):
     """A read ran over its budget (or SQLite was busy): run it again in a thread."""
+
+
+# The store failing, not the statement: a full disk (SQLITE_FULL; ``PRAGMA max_page_count`` in the
+# tests), an I/O error, a file that cannot be opened or written (a read-only mount, a file moved
+# away). Each is a 503 (``StoreUnavailable``), kept for /health. Primary codes: the extended ones
+# (SQLITE_IOERR_WRITE ...) carry theirs in the low byte.
+_UNAVAILABLE = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY})
+
+
+def _store_failed(e: sqlite3.Error) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _UNAVAILABLE
 
 
 @functools.lru_cache(maxsize=1024)  # a statement's few texts, asked on every run of each
@@ -84,6 +116,7 @@ class _Inline:
         self.conn = conn
         self.slow = slow
         self._deadline = 0.0
+        self.failure: str | None = None  # the last failure of the store itself, for /health
         conn.set_progress_handler(self._over_budget, 2000)
 
     def _over_budget(self) -> int:
@@ -112,11 +145,26 @@ class _Inline:
                 raise _Slow from e
             if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise _Slow from e
+            if _store_failed(e):
+                raise self._unavailable(sql, e) from e
             raise
         finally:
             self._deadline = 0.0
 
-    async def in_thread(self, fn: Callable[[], T]) -> T:
+    def _unavailable(self, sql: str, e: sqlite3.Error) -> StoreUnavailable:
+        """The store failed under ``sql``: a COMMIT the disk refused leaves its transaction open,
+        so it is rolled back here (the writer is free for the next one); the failure is kept."""
+        if sql == "COMMIT" and self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK").close()
+            except sqlite3.Error:
+                pass  # the transaction ends with the connection, if not now
+        doing = "read" if _is_read(sql) else "write to"
+        error = StoreUnavailable(f"cannot {doing} the SQLite store: {e}")
+        self.failure = error.message
+        return error
+
+    async def in_thread(self, fn: Callable[[], T], sql: str = "") -> T:
         """``fn`` in a worker thread, waiting on SQLite's busy timeout, with no read budget."""
         def call() -> T:
             self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -125,7 +173,12 @@ class _Inline:
             finally:
                 self.conn.execute("PRAGMA busy_timeout=0")
 
-        return await anyio.to_thread.run_sync(call)
+        try:
+            return await anyio.to_thread.run_sync(call)
+        except sqlite3.OperationalError as e:
+            if _store_failed(e):
+                raise self._unavailable(sql, e) from e
+            raise
 
     async def now(self, sql: str, fn: Callable[[], T]) -> T:
         """``fn`` inline with no checkpoint first, so nothing can cancel it: it runs whole, or (when
@@ -135,7 +188,7 @@ class _Inline:
         except _Slow:
             pass
         with anyio.CancelScope(shield=True):
-            result = await self.in_thread(fn)
+            result = await self.in_thread(fn, sql)
         return result
 
 
@@ -160,6 +213,136 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+class _Checkpointer:
+    """The WAL's checkpoints: a pass every ``CHECKPOINT_EVERY`` commits, in a task of its own that no
+    writer awaits, run whole in a thread on a connection of its own.
+
+    A pass runs a passive checkpoint (no lock, no wait: it copies what it can while writes go on).
+    Once the WAL holds ``restart_at`` bytes, more passive passes copy what came in meanwhile, until
+    one finds at most ``RESTART_COPIES`` frames or no longer halves them, and then a restart
+    checkpoint copies what came in during the last and readies the WAL to start over
+    (``_restart``). The restart holds SQLite's writer lock, and nothing else: this process's
+    writers wait for it on their busy timeout, in a thread, as they do for another process's
+    writer; each of its own waits for a writer or a reader lasts ``RESTART_WAIT_MS`` at most. It
+    runs straight after the last passive pass, in the same thread: neither waits for the event
+    loop, so a busy loop lengthens neither the copy the writers wait for nor the WAL. Several
+    processes on one data folder each run their own passes; a checkpoint that finds another's under
+    way leaves it be. A reader that holds an old snapshot (a backup) keeps the copy from advancing
+    and any restart from finishing: then, and after a restart that timed out, the next one waits
+    for ``RESTART_AT`` more bytes, so the writers do not wait on restarts bound to fail.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, page_size: int) -> None:
+        self.conn = conn
+        self.frame = page_size + 24  # a WAL frame: a page and its header
+        self.commits = 0
+        self.task: asyncio.Task[None] | None = None
+        self.restart_at = RESTART_AT  # bytes of WAL that make a pass restart it
+        self.closing = False
+        try:
+            for pragma in (f"busy_timeout={RESTART_WAIT_MS}",  # a restart's waits; a passive pass has none
+                           "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
+                conn.execute(f"PRAGMA {pragma}")
+        except BaseException:
+            conn.close()
+            raise
+
+    def committed(self) -> None:
+        """One more commit; every ``CHECKPOINT_EVERY``th starts a pass, unless one is under way."""
+        self.commits += 1
+        if self.commits >= CHECKPOINT_EVERY and self.task is None and not self.closing:
+            self.commits = 0
+            self.task = asyncio.get_running_loop().create_task(self._pass())
+
+    async def _pass(self) -> None:
+        try:
+            await anyio.to_thread.run_sync(self._copy_then_restart)
+        except (sqlite3.Error, OSError) as e:  # a full disk, a file gone: the next pass tries again
+            if not self.closing:  # else ``close()`` interrupted it
+                log.warning("the SQLite WAL could not be checkpointed: %s", e)
+        finally:
+            self.task = None
+
+    def _checkpoint(self, mode: str) -> tuple[int, int, int]:
+        """(1 if it was blocked, frames in the WAL, frames copied into the database). Another
+        connection's checkpoint under way blocks it at once: (1, -1, -1); so does ``close()``."""
+        if self.closing:
+            return 1, -1, -1
+        row = self.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def _copy_then_restart(self) -> None:
+        """A pass, in a thread: passive checkpoints, then a restart once the WAL is long enough."""
+        copied_before = found_before = -1
+        passes = 0
+        while passes < SETTLE_PASSES:
+            passes += 1
+            _, frames, copied = self._checkpoint("PASSIVE")
+            if frames < 0 or frames * self.frame < self.restart_at:  # another's checkpoint, or small yet
+                return
+            if frames > copied and copied == copied_before:  # a reader's snapshot holds the copy back
+                self.restart_at = frames * self.frame + RESTART_AT
+                return
+            if copied_before >= 0:  # what this pass found: written while the one before copied
+                found = frames - copied_before
+                if found <= RESTART_COPIES or 0 <= found_before < 2 * found:  # small, or no longer halving
+                    break
+                found_before = found
+            copied_before = copied
+        began = time.perf_counter()
+        blocked, frames, copied = self._restart()
+        held = time.perf_counter() - began
+        if not blocked:
+            self.restart_at = RESTART_AT
+        elif frames >= 0:  # it waited RESTART_WAIT_MS for a writer or a reader: not again soon
+            self.restart_at = frames * self.frame + RESTART_AT
+        log.debug("WAL restart %s after %d passive passes: %d frames, %d of them left to copy, the writer"
+                  " held %.1f ms", "blocked" if blocked else "done", passes, frames, frames - copied_before,
+                  held * 1000)
+
+    def _restart(self) -> tuple[int, int, int]:
+        """A restart checkpoint and, when it got the WAL ready to start over, the new WAL's first
+        frame, written here by a write that changes nothing (``user_version``, unused, set to
+        itself): the frame that starts a WAL over syncs the WAL's header (``synchronous=NORMAL``
+        does on every restart) and cuts the file back to ``journal_size_limit``, which would
+        otherwise fall to the next commit, on the event loop. A writer of this process can still
+        come first (this thread takes the GIL back in between): then that commit pays for both."""
+        result = self._checkpoint("RESTART")
+        if result[0]:
+            return result
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                return result  # a writer came first: its commit starts the WAL over
+            raise
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+            conn.execute(f"PRAGMA user_version={version}")
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        return result
+
+    async def settle(self) -> None:
+        """Wait for the pass under way, if any, to end (``close()``; a test counting the WAL's bytes)."""
+        if self.task is not None:
+            await asyncio.wait([self.task])
+
+    async def close(self) -> None:
+        """No more passes; the checkpoint under way is interrupted (SQLite leaves the WAL as it was:
+        what it copied is copied again next time) and waited for, never left running on a closed
+        connection; then the connection is closed."""
+        self.closing = True
+        if self.task is not None:
+            self.conn.interrupt()  # safe from any thread; a no-op between statements
+            with anyio.CancelScope(shield=True):
+                await self.settle()
+        self.conn.close()
+
+
 class SqliteDatabase(Database):
     dialect = "sqlite"
 
@@ -174,7 +357,7 @@ class SqliteDatabase(Database):
         self._lock = asyncio.Lock()
         self._holder: asyncio.Task[Any] | None = None  # the task whose transaction is open
         self._slow: dict[str, float] = {}  # SQL found too slow for the loop, until when
-        self._commits = 0
+        self._wal: _Checkpointer | None = None  # once open: every commit counts towards its next pass
 
     async def open(self) -> SqliteDatabase:
         try:
@@ -186,12 +369,15 @@ class SqliteDatabase(Database):
         try:
             # a damaged file is refused here, before anything reads it (store/integrity.py)
             await writer.in_thread(lambda: integrity.check_at_open(writer.conn, self.path))
-            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
+                           "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
                 await writer.now("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
             async with self.transaction() as tx:
                 await apply_migrations(tx)
             self._reader = _Inline(_connect(self.path), self._slow)
             self._reader.conn.execute("PRAGMA foreign_keys=ON")
+            page_size = int(writer.conn.execute("PRAGMA page_size").fetchall()[0][0])
+            self._wal = _Checkpointer(_connect(self.path), page_size)
         except BaseException:  # not a database, or a disk that refuses: close what was opened
             with anyio.CancelScope(shield=True):
                 await self.close()
@@ -199,6 +385,9 @@ class SqliteDatabase(Database):
         return self
 
     async def close(self) -> None:
+        if self._wal is not None:
+            await self._wal.close()
+            self._wal = None
         if self._threaded is not None:
             await self._threaded.close()
             self._threaded = None
@@ -252,7 +441,9 @@ class SqliteDatabase(Database):
         await asyncio.sleep(0)
         async with self._lock:
             writer = self._side(self._writer)
-            return await writer.now(sql, _changes(writer.conn, sql, params))
+            changed = await writer.now(sql, _changes(writer.conn, sql, params))
+        self._committed()
+        return changed
 
     async def record(self, sql: str, params: Params = ()) -> int:
         """A record that commits whole whatever happens to its task (``Database.record``). With the
@@ -271,9 +462,27 @@ class SqliteDatabase(Database):
             raise
         try:
             writer = self._side(self._writer)
-            return await writer.now(sql, _changes(writer.conn, sql, params))
+            changed = await writer.now(sql, _changes(writer.conn, sql, params))
         finally:
             self._lock.release()
+        self._committed()
+        return changed
+
+    def _committed(self) -> None:
+        """A commit of this process's writer: each counts towards the WAL's next checkpoint."""
+        if self._wal is not None:
+            self._wal.committed()
+
+    def failure(self) -> str | None:
+        """The last failure kept by a connection's error boundary (``_Inline._unavailable``)."""
+        kept = (s.failure for s in (self._writer, self._reader) if s is not None and s.failure)
+        return super().failure() or next(kept, None)
+
+    def recovered(self) -> None:
+        super().recovered()
+        for side in (self._writer, self._reader):
+            if side is not None:
+                side.failure = None
 
     @property
     def backend(self) -> str:
@@ -285,15 +494,11 @@ class SqliteDatabase(Database):
     def transaction(self) -> AbstractAsyncContextManager[Transaction]:
         return _Begun(self)
 
-    async def _checkpoint_wal(self) -> None:
-        """The WAL's pages into the database, off the loop (after the lock)."""
-        await (await self._threaded_reader()).execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
-
 
 class _Begun:
     """``SqliteDatabase.transaction()``: BEGIN IMMEDIATE under the writer's lock after a checkpoint,
     COMMIT on a clean exit, ROLLBACK on any exception (cancellation included), the lock released
-    either way; every ``CHECKPOINT_EVERY`` commits the WAL is checkpointed after the lock. A class,
+    either way; a commit counts towards the WAL's next checkpoint (which it does not wait for). A class,
     not ``@asynccontextmanager``: every route turn's claim and every pacer's admission opens one,
     and a generator-based manager costs an async generator, its finaliser hook and two frames."""
 
@@ -331,12 +536,9 @@ class _Begun:
                 await writer.now("COMMIT", lambda: conn.execute("COMMIT").close())
             finally:
                 db._holder = None
-            db._commits += 1
-            checkpoint = db._commits % CHECKPOINT_EVERY == 0
         finally:
             db._lock.release()
-        if checkpoint:
-            await db._checkpoint_wal()
+        db._committed()
 
 
 class SqliteTransaction(Transaction):

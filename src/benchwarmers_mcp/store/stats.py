@@ -42,13 +42,16 @@ def _days_sql(first: int, days: int) -> tuple[str, list[float]]:
     parts, params = [], []
     for n in range(days):
         parts.append(f"SELECT {n} AS n, connection, COUNT(*) AS requests, SUM(tokens_in) AS tokens_in,"
-                     " SUM(tokens_out) AS tokens_out FROM usage WHERE t >= ? AND t < ? GROUP BY connection")
+                     " SUM(tokens_out) AS tokens_out, SUM(tokens_unknown) AS tokens_unknown"
+                     " FROM usage WHERE t >= ? AND t < ? GROUP BY connection")
         params += [float((first + n) * DAY), float((first + n + 1) * DAY)]
     return " UNION ALL ".join(parts), params
 
 
 async def usage_by_day(db: Database, now: float, days: int = 30) -> dict[str, Any]:
-    """Requests and tokens per connection per UTC day for the last ``days`` days (today included)."""
+    """Requests and tokens per connection per UTC day for the last ``days`` days (today included), and
+    ``tokens_unknown``: how many of those requests are interrupted calls, their tokens estimated
+    (``store/ledger.py``)."""
     first = int(now // DAY) - days + 1
     sql, params = _days_sql(first, days)
     rows = await db.fetchall(sql, params)
@@ -60,7 +63,8 @@ async def usage_by_day(db: Database, now: float, days: int = 30) -> dict[str, An
         for c in connections:
             r = table.get((n, c))
             cells[c] = {"requests": r["requests"] if r else 0,
-                        "tokens": (r["tokens_in"] or 0) + (r["tokens_out"] or 0) if r else 0}
+                        "tokens": (r["tokens_in"] or 0) + (r["tokens_out"] or 0) if r else 0,
+                        "tokens_unknown": int(r["tokens_unknown"] or 0) if r else 0}
         out_days.append({"day": (first + n) * DAY, "connections": cells})
     return {"connections": connections, "days": out_days}
 

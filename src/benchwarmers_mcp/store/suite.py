@@ -22,6 +22,7 @@ from typing import Any
 
 from benchwarmers_mcp.errors import BadRequest, NotFound
 from benchwarmers_mcp.store.db import Database
+from benchwarmers_mcp.store.portable import read_text
 
 RUN_STATES = ("running", "done", "stopped", "failed")
 
@@ -102,9 +103,9 @@ class Item:
     rests: int = 0  # rate limits it was given back for, in this run
 
 
-def _item(row: Any) -> Item:
+def _item(row: Any, dialect: str) -> Item:
     return Item(row["id"], row["run"], row["seq"], row["alias"], row["connection"], row["task"], row["state"],
-                row["attempts"], row["holder"], row["held_until"], row["rest_until"], row["last_error"],
+                row["attempts"], row["holder"], row["held_until"], row["rest_until"], read_text(row["last_error"], dialect),
                 row["answer"], row["rests"])
 
 
@@ -129,6 +130,7 @@ async def run_row(db: Database, run: int) -> dict[str, Any]:
         raise NotFound(f"no suite run {run}")
     out = dict(row)
     out["request"], out["policy"] = json.loads(out["request"]), json.loads(out["policy"])
+    out["note"] = read_text(out["note"], db.dialect)
     counts = await db.fetchall("SELECT state, COUNT(*) FROM suite_items WHERE run = ? GROUP BY state", (run,))
     out["items"] = {r[0]: r[1] for r in counts}
     out["resting_until"] = await db.fetchval(
@@ -164,7 +166,7 @@ async def items(db: Database, run: int, connection: str | None = None) -> list[I
     sql, params = "SELECT * FROM suite_items WHERE run = ?", [run]
     if connection is not None:
         sql, params = sql + " AND connection = ?", [run, connection]
-    return [_item(r) for r in await db.fetchall(sql + " ORDER BY seq", params)]
+    return [_item(r, db.dialect) for r in await db.fetchall(sql + " ORDER BY seq", params)]
 
 
 async def open_items(db: Database, run: int) -> int:
@@ -272,8 +274,11 @@ async def record_answer(db: Database, row: AnswerRow) -> int:
     return answer
 
 
-def _answer_dict(row: Any) -> dict[str, Any]:
+def _answer_dict(row: Any, dialect: str) -> dict[str, Any]:
     out = dict(row)
+    for text in ("answer", "error", "reason"):
+        if text in out:
+            out[text] = read_text(out[text], dialect)
     out["scored"], out["found"] = bool(out["scored"]), bool(out["found"])
     out["invented_claims"] = json.loads(out["invented_claims"])
     return out
@@ -284,7 +289,7 @@ async def answers(db: Database, *, alias: str | None = None, task: str | None = 
     columns = "*" if with_text else ", ".join(["id", *(c for c in ANSWER_COLUMNS if c != "answer")])
     where, params = _filters(alias=alias, task=task, run=run)
     rows = await db.fetchall(f"SELECT {columns} FROM suite_answers{where} ORDER BY id DESC LIMIT ?", [*params, limit])
-    return [_answer_dict(r) for r in rows]
+    return [_answer_dict(r, db.dialect) for r in rows]
 
 
 def _filters(**given: Any) -> tuple[str, list[Any]]:
@@ -344,4 +349,4 @@ async def end_lease(db: Database, connection: str, holder: str, free_at: float) 
 async def panel_prompt(db: Database, call: str) -> str | None:
     """The prompt the store kept for the panel a seat (or merger) call belongs to."""
     value = await db.fetchval("SELECT p.prompt FROM seats s JOIN panels p ON p.id = s.panel WHERE s.call = ?", (call,))
-    return None if value is None else str(value)
+    return None if value is None else str(read_text(value, db.dialect))

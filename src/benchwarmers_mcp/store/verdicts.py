@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers_mcp.errors import Forbidden, NotFound
 from benchwarmers_mcp.store.db import Database, Reader, Row, placeholders
+from benchwarmers_mcp.store.portable import read_text
 
 if TYPE_CHECKING:  # context imports the store; the store only calls an Access's methods
     from benchwarmers_mcp.context import Access
@@ -69,14 +70,14 @@ class VerdictLine:
     scope: tuple[str, ...] | None = None
 
 
-def _verdict(row: Row) -> Verdict:
-    return Verdict(row["call"], bool(row["useful"]), row["note"], tuple(json.loads(row["real"])),
+def _verdict(row: Row, dialect: str) -> Verdict:
+    return Verdict(row["call"], bool(row["useful"]), read_text(row["note"], dialect), tuple(json.loads(row["real"])),
                    tuple(json.loads(row["false_claims"])), row["at"])
 
 
 async def latest(db: Reader, call: str) -> Verdict | None:
     row = await db.fetchone("SELECT * FROM verdicts WHERE call = ? ORDER BY id DESC LIMIT 1", (call,))
-    return None if row is None else _verdict(row)
+    return None if row is None else _verdict(row, db.dialect)
 
 
 async def log(db: Database, call: str | None = None) -> list[VerdictLine]:
@@ -85,8 +86,8 @@ async def log(db: Database, call: str | None = None) -> list[VerdictLine]:
         rows = await db.fetchall("SELECT * FROM verdicts ORDER BY id")
     else:
         rows = await db.fetchall("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
-    return [VerdictLine(_verdict(r), r["key_name"], None if r["scope"] is None else tuple(json.loads(r["scope"])))
-            for r in rows]
+    return [VerdictLine(_verdict(r, db.dialect), r["key_name"],
+                        None if r["scope"] is None else tuple(json.loads(r["scope"]))) for r in rows]
 
 
 def _scope_of(access: Access) -> str:
@@ -158,7 +159,7 @@ async def record_counts(db: Database, collection: str, task: str | None = None, 
         (collection, collection))
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        if task and task.lower() not in (row["note"] or "").lower():
+        if task and task.lower() not in (read_text(row["note"], db.dialect) or "").lower():
             continue
         entry = out.setdefault(row["alias"], {"useful": 0, "notUseful": 0, "judged": 0, "lastAt": None})
         entry["judged"] += 1

@@ -1,17 +1,21 @@
 """A provider key never leaves through upstream text.
 
 An upstream may echo what it was sent: the key (in an error body, a header, a redirect, the answer
-itself) or a value of the endpoint's own headers. Upstream text enters the product at one place,
-the model caller (and the model listing), and is masked there, so everything downstream (replies,
-seat and turn errors, rests, pauses, alerts, learned facts, probe history, logs) only ever holds
-masked text.
+itself) or a value of the endpoint's own headers, as sent or re-cased (an error that shouts it, a
+host name lower-cased). Upstream text enters the product at one place, the model caller (and the
+model listing), and is masked there, so everything downstream (replies, seat and turn errors,
+rests, pauses, alerts, learned facts, probe history, logs) only ever holds masked text.
 
 ``Secrets`` is what one call sent, ready to mask: each secret in the spellings it may come back in
-(as sent, JSON-escaped, URL-quoted). A run of at least ``PARTIAL`` characters of a secret is masked
-too, so a key cut short (an error message truncated, an answer stopped mid-key) still does not
-leave. ``StreamMask`` masks a stream of events, holding back the tail of a piece that may be the
-start of a secret until the next piece says whether it is. ``KeyMaskFilter`` masks log records
-(messages and tracebacks) with every key the key store knows.
+(as sent, JSON-escaped, URL-quoted), matched in any case. Any run of at least ``PARTIAL``
+characters of a secret (the whole of a shorter one) is masked, wherever in the secret it starts:
+a key cut short at either end (an error message truncated, an answer stopped mid-key, a prefix
+dropped) still does not leave. Runs are found by ``str.find`` of a few anchors, pieces of the
+secret that any such run contains whole, then grown both ways (``Secrets.runs``).
+
+``StreamMask`` masks a stream of events, holding back the tail of a piece that may be part of a
+secret until the next piece says whether it is. ``KeyMaskFilter`` masks log records (messages and
+tracebacks) with every key the key store knows.
 """
 
 from __future__ import annotations
@@ -19,49 +23,87 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 from benchwarmers_mcp.messages import Answer, Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 
 MIN_SECRET = 6  # shorter values are not masked: masking "abc" everywhere would wreck every answer
-PARTIAL = 12  # this many characters of a secret (longer than any vendor's fixed prefix) are masked
-HEAD = 4  # a held-back tail this long or longer is found by where a secret's first HEAD characters are
+PARTIAL = 12  # a run this long of a secret is masked, in any case (a shorter secret: the whole of it)
 # header values sent with every request that are not secrets
 PUBLIC_HEADERS = frozenset({"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta",
                             "openai-beta", "http-referer", "referer", "x-title"})
 TOKEN = "[masked {what}]"
 
+Run = tuple[int, int, str]  # where a run of a secret starts and ends in a text, and its token
 
-@dataclass(frozen=True)
-class _Secret:
-    text: str  # one spelling of a secret
-    token: str  # what it becomes
 
-    @property
-    def probe(self) -> str:
-        return self.text[:PARTIAL]
+def fold(text: str) -> str:
+    """``text`` lower-cased character for character, so a place in it is the same place in ``text``
+    (the few characters that lower-case to two, such as U+0130, are left as they are)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
 
-    @property
-    def head(self) -> str:
-        return self.text[:HEAD]
+
+def _common_start(a: str, i: int, b: str, j: int) -> int:
+    """How many characters ``a[i:]`` and ``b[j:]`` share at their start (all of them, as a run of a
+    key echoed whole does, in one comparison)."""
+    n = min(len(a) - i, len(b) - j)
+    if a[i:i + n] == b[j:j + n]:
+        return n
+    k = 0
+    while a[i + k] == b[j + k]:
+        k += 1
+    return k
+
+
+def _common_end(a: str, i: int, b: str, j: int) -> int:
+    """How many characters ``a[:i]`` and ``b[:j]`` share at their end."""
+    n = min(i, j)
+    if a[i - n:i] == b[j - n:j]:
+        return n
+    k = 0
+    while a[i - k - 1] == b[j - k - 1]:
+        k += 1
+    return k
 
 
 def _spellings(value: str) -> set[str]:
-    """As sent, JSON-escaped, URL-quoted, lower-cased (a host name, say)."""
-    return {value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value, safe=""), value.lower()}
+    """As sent, JSON-escaped, URL-quoted; each lower-cased, as it is matched in any case."""
+    return {fold(s) for s in (value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value, safe=""))}
+
+
+@dataclass(frozen=True)
+class _Secret:
+    text: str  # one spelling of a secret, lower-cased
+    token: str  # what it becomes
+    shortest: int  # the shortest run of it that is masked
+
+    def anchors(self) -> list[tuple[str, int]]:
+        """Pieces of the secret, with where each starts in it, such that every run of ``shortest``
+        characters holds one whole: the whole secret when that is the run, else pieces of
+        ``shortest // 2`` characters every ``shortest - size + 1`` (a run of ``shortest`` starting
+        anywhere holds the next piece whole). Each is one ``str.find`` of a text."""
+        if self.shortest == len(self.text):
+            return [(self.text, 0)]
+        size = self.shortest // 2
+        step = self.shortest - size + 1
+        return [(self.text[at:at + size], at) for at in range(0, len(self.text) - size + 1, step)]
 
 
 @dataclass(frozen=True)
 class Secrets:
     """What one call sent (or every key known, for logs), ready to mask text with."""
 
-    items: tuple[_Secret, ...] = ()  # longest first
-    # precomputed for the hot path: (spelling, its probe, its head, its token), and every
-    # secret's first one to HEAD - 1 characters (what a short held-back tail may be)
-    _scan: tuple[tuple[str, str, str, str], ...] = ()
-    _shorts: frozenset[str] = frozenset()
+    items: tuple[_Secret, ...] = ()
+    # precomputed for the hot path: each anchor once, and every (secret, place in it) it stands for
+    _pieces: tuple[str, ...] = ()
+    _places: Mapping[str, tuple[tuple[_Secret, int], ...]] = field(default_factory=dict, compare=False)
+    _texts: tuple[str, ...] = ()
+    _least: int = 0  # a text shorter than this holds no run to mask
 
     @classmethod
     def of(cls, named: Iterable[tuple[str, str | None]]) -> Secrets:
@@ -70,10 +112,14 @@ class Secrets:
         for what, value in named:
             if value and len(value) >= MIN_SECRET:
                 for text in _spellings(value):
-                    found.setdefault(text, _Secret(text, TOKEN.format(what=what)))
+                    found.setdefault(text, _Secret(text, TOKEN.format(what=what), min(PARTIAL, len(text))))
         items = tuple(sorted(found.values(), key=lambda s: len(s.text), reverse=True))
-        return cls(items, tuple((s.text, s.probe, s.head, s.token) for s in items),
-                   frozenset(s.text[:k] for s in items for k in range(1, HEAD)))
+        anchors: dict[str, list[tuple[_Secret, int]]] = {}
+        for secret in items:
+            for piece, at in secret.anchors():
+                anchors.setdefault(piece, []).append((secret, at))
+        return cls(items, tuple(anchors), {piece: tuple(places) for piece, places in anchors.items()},
+                   tuple(secret.text for secret in items), min((s.shortest for s in items), default=0))
 
     @classmethod
     def for_endpoint(cls, key_name: str | None, key: str | None, headers: Mapping[str, str]) -> Secrets:
@@ -85,40 +131,85 @@ class Secrets:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def mask(self, text: str) -> str:
-        """Every secret, whole or a run of ``PARTIAL`` characters of it, replaced by its token."""
-        for secret, probe, _, token in self._scan:
-            i = text.find(probe)
-            while i != -1:
-                n = len(probe)
-                while n < len(secret) and i + n < len(text) and text[i + n] == secret[n]:
-                    n += 1
-                text = text[:i] + token + text[i + n:]
-                i = text.find(probe, i + len(token))
-        return text
+    def runs(self, folded: str) -> list[Run]:
+        """Every run of a secret in ``folded`` (a text as ``fold`` gives it) long enough to mask, as
+        long as it goes, sorted; runs that overlap are one."""
+        found: list[tuple[int, int, _Secret, int]] = []  # start, end, secret, where in it the run starts
+        for piece in self._pieces:
+            if piece in folded:  # rare: the text holds a piece of a secret
+                self._grow(folded, piece, found)
+        if not found:
+            return []
+        found.sort(key=lambda run: (run[0], -run[1]))
+        merged: list[Run] = []
+        for start, end, secret, _ in found:
+            if merged and start < merged[-1][1]:
+                if end > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], end, merged[-1][2])
+            else:
+                merged.append((start, end, secret.token))
+        return merged
 
-    def held_from(self, text: str) -> int:
-        """Where a tail that may be the start of a secret begins (``len(text)`` when none does). A
-        tail of ``HEAD`` characters or more starts where a secret's first ``HEAD`` do (rare in any
-        text, found by ``str.find``); a shorter one is one of the secrets' first few characters."""
-        size = cut = len(text)
-        for secret, _, head, _ in self._scan:
-            i = text.find(head, max(0, size - len(secret) + 1))
-            while i != -1 and i < cut:
-                if secret.startswith(text[i:]):
-                    cut = i
+    def _grow(self, folded: str, piece: str, found: list[tuple[int, int, _Secret, int]]) -> None:
+        """Each place ``piece`` is in ``folded``, grown both ways as far as the secret goes on; those
+        runs long enough to mask added to ``found`` (a place inside a run found already is skipped)."""
+        i = folded.find(piece)
+        while i != -1:
+            for secret, at in self._places[piece]:
+                if any(s is secret and start <= i < end and i - start == at - first for start, end, s, first in found):
+                    continue
+                before = _common_end(folded, i, secret.text, at)
+                after = _common_start(folded, i + len(piece), secret.text, at + len(piece))
+                if before + len(piece) + after >= secret.shortest:
+                    found.append((i - before, i + len(piece) + after, secret, at - before))
+            i = folded.find(piece, i + 1)
+
+    @staticmethod
+    def _replaced(text: str, runs: list[Run]) -> str:
+        out: list[str] = []
+        at = 0
+        for start, end, token in runs:
+            out += (text[at:start], token)
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+    def mask(self, text: str) -> str:
+        """Every secret, whole or a run of ``PARTIAL`` characters of it, in any case, replaced by its token."""
+        if len(text) < self._least:
+            return text
+        runs = self.runs(fold(text))
+        return self._replaced(text, runs) if runs else text
+
+    def held_from(self, folded: str) -> int:
+        """Where the longest tail of ``folded`` that is part of a secret begins (``len(folded)`` when
+        none is): what the next piece of a stream may continue into a run. A tail that is not part
+        of one has no longer tail that is, so this looks at one character more until one is not."""
+        at = len(folded)
+        while at:
+            tail = folded[at - 1:]
+            for text in self._texts:
+                if tail in text:
                     break
-                i = text.find(head, i + 1)
-        if cut == size:
-            for k in range(min(HEAD - 1, size), 0, -1):
-                if text[size - k:] in self._shorts:
-                    return size - k
-        return cut
+            else:
+                return at
+            at -= 1
+        return at
 
     def split(self, text: str) -> tuple[str, str]:
-        """``text`` masked up to a tail that may be the start of a secret, and that tail, held back."""
-        cut = self.held_from(text)
-        return self.mask(text[:cut]), text[cut:]
+        """``text`` masked up to a tail that may be part of a secret, and that tail, held back. A run
+        found that reaches into the tail is held back whole, so no run is ever cut in two."""
+        folded = fold(text)
+        cut = self.held_from(folded)
+        runs = self.runs(folded)
+        moved = True
+        while moved:
+            moved = False
+            for start, end, _ in runs:
+                if start < cut < end:
+                    cut, moved = start, True
+        kept = [run for run in runs if run[1] <= cut]
+        return self._replaced(text[:cut], kept), text[cut:]
 
     def answer(self, answer: Answer) -> Answer:
         calls = tuple(replace(c, id=self.mask(c.id), name=self.mask(c.name), arguments=self.mask(c.arguments))
@@ -152,7 +243,7 @@ Channel = tuple[str, int]  # ("text", 0), ("reasoning", 0) or ("tool", index)
 
 
 class StreamMask:
-    """Masks a stream of events. The tail of a piece that may be the start of a secret is held back
+    """Masks a stream of events. The tail of a piece that may be part of a secret is held back
     until the next piece of the same kind; a piece of another kind (or the end) lets it go, masked."""
 
     def __init__(self, secrets: Secrets) -> None:

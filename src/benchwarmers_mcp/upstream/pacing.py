@@ -69,7 +69,7 @@ class PacingPolicy:
     recheck: float = 5.0  # while waiting, look again at least this often
     short_wait: float = 5.0  # a 429 asking for at most this long is retried; longer rests the model
     default_rest: float = 1800.0  # a 429 that states no wait
-    max_rest: float = 86400.0
+    max_rest: float = quota.MOST_WAIT
     failure_rest: float = 60.0  # a 5xx after its retries
     strike_limit: int = 3  # timeouts in a row that rest a model ...
     strike_rest: float = 600.0  # ... for this long

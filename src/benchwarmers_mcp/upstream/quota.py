@@ -23,6 +23,9 @@ from typing import Any
 from benchwarmers_mcp.store.limits import QuotaRecord
 
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)")
+# the longest wait a provider's word is taken for (a day): past it a reset is a provider's error, and
+# a model rests no longer (``pacing.PacingPolicy.max_rest``), nor does a client get told to wait longer
+MOST_WAIT = 86400.0
 UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 # "try again in 9m38.016s", "Please retry in 32.5s", "retry after 20 seconds" (a unit word's
 # first letter is its Go unit: 20 s, 5 m, 2 h).
@@ -224,10 +227,10 @@ def stated_wait(headers: Mapping[str, str], error: Mapping[str, Any], message: s
     used_up = used_up_until(records_from_headers(headers, "", now, status=429, message=message))
     waits = [w for w in (stated, None if used_up is None else max(0.0, used_up - now)) if w is not None]
     if waits:
-        return max(waits)
+        return min(max(waits), MOST_WAIT)
     reset = {k.lower(): v for k, v in headers.items()}.get("x-ratelimit-reset")
     moment = parse_reset(reset, now) if reset else None
-    return None if moment is None else max(0.0, moment - now)
+    return None if moment is None else min(max(0.0, moment - now), MOST_WAIT)
 
 
 def _stated(headers: Mapping[str, str], error: Mapping[str, Any], message: str, now: float) -> float | None:
