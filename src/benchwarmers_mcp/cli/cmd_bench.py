@@ -43,6 +43,8 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
           f"{'required' if auth.get('keys_required') else 'not required'}")
     if reply.get("endpoints_without_key"):
         note(f"no key for: {', '.join(reply['endpoints_without_key'])} (bench endpoint key <name>)")
+    for loose in reply.get("loose_modes") or ():  # store/modes.py says it in words
+        note(str(loose["message"]))
     if reply["version"] != __version__:
         note(f"this CLI is {__version__}; the server is {reply['version']}")
     return 0

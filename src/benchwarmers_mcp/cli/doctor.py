@@ -1,6 +1,8 @@
 """``benchwarmers doctor``: check a SQLite store's file, say what is damaged, and repair what can be.
 
-It reads the file only (``store.integrity``); ``--repair`` copies what is readable into a new file
+It reads the file only (``store.integrity``), and says which of the data folder and the store's files
+others on this machine may read, with the chmod that makes each private (``store.modes``; that alone
+never makes the exit code non-zero); ``--repair`` copies what is readable into a new file
 beside it, checks the copy whole, and puts it in place with the damaged file kept, renamed. Exit
 codes: 0 the store is whole (or was repaired), 1 damaged (or the repair could not be made), 2 bad
 usage (a PostgreSQL store, a server still serving on it).
@@ -13,7 +15,7 @@ import time
 from pathlib import Path
 
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import integrity
+from benchwarmers_mcp.store import integrity, modes
 from benchwarmers_mcp.store.db import is_postgres_url
 
 
@@ -49,8 +51,15 @@ def show(found: integrity.Examination) -> None:
     print(f"  {len(whole)} of {len(found.tables)} tables read whole ({sum(t.rows for t in whole):,} rows)")
 
 
+def show_modes(database: str | None, target: Path | str, settings: Settings) -> None:
+    """The data folder (unless a file was named) and the store's files when others may read them."""
+    for found in modes.loose(None if database else settings.home, None if is_postgres_url(target) else Path(target)):
+        print(found.sentence())
+
+
 def doctor(database: str | None, repair: bool, settings: Settings) -> int:
     target = _target(database, settings)
+    show_modes(database, target, settings)
     if is_postgres_url(target):
         print("benchwarmers: doctor checks a SQLite store; this one is PostgreSQL (BENCHWARMERS_DATABASE_URL): "
               "check it with PostgreSQL's own pg_amcheck, and restore it from its backups", file=sys.stderr)
