@@ -146,3 +146,27 @@ def test_a_file_that_is_not_a_database_is_named_so(tmp_path: Path) -> None:
     path.write_bytes(b"not a database " * 300)
     with pytest.raises(integrity.StoreDamaged, match="cannot open the database .* not a SQLite database"):
         anyio.run(_open, path)
+
+
+async def _read_after_damage(path: Path) -> tuple[str, str | None]:
+    async with Database(path) as db:
+        for side in (db._writer, db._reader):  # what a long-running server's cache would have let go
+            assert side is not None
+            side.conn.execute("PRAGMA shrink_memory")
+        damage_middle(path)
+        with pytest.raises(integrity.StoreDamaged) as caught:
+            await db.fetchall("SELECT sum(length(answer)) FROM seats")
+        assert db._reader is not None and db._writer is not None
+        return caught.value.message, db._reader.failure or db._writer.failure
+
+
+def test_damage_met_while_serving_is_the_same_sentence_as_at_open(whole: Path, tmp_path: Path) -> None:
+    """A page damaged after the check at open (a disk going bad under a running server) is met by
+    a read: the store's one 503 that names the file and what to do, never sqlite3's bare error
+    (which a page would show as a failure with no way out), and /health keeps it."""
+    copy = tmp_path / "benchwarmers.db"
+    shutil.copyfile(whole, copy)
+    message, kept = anyio.run(_read_after_damage, copy)
+    assert message.startswith(f"the database {copy} is damaged (database disk image is malformed)")
+    assert "`benchwarmers doctor`" in message and "restore it from a backup" in message
+    assert kept == message
