@@ -83,7 +83,7 @@ class _Recording(dict[str, str]):
         super().__init__()
         self.asked: list[str] = []
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         if key not in self.asked:
             self.asked.append(key)
         return default
