@@ -51,28 +51,33 @@ def show(found: integrity.Examination) -> None:
     print(f"  {len(whole)} of {len(found.tables)} tables read whole ({sum(t.rows for t in whole):,} rows)")
 
 
-def show_modes(database: str | None, target: Path | str, settings: Settings) -> None:
-    """The data folder (unless a file was named) and the store's files when others may read them."""
-    for found in modes.loose(None if database else settings.home, None if is_postgres_url(target) else Path(target)):
+def show_modes(database: str | None, target: Path | str, settings: Settings) -> int:
+    """The data folder (unless a file was named) and the store's files when others may read them;
+    how many."""
+    loose = modes.loose(None if database else settings.home, None if is_postgres_url(target) else Path(target))
+    for found in loose:
         print(found.sentence())
+    return len(loose)
 
 
 def doctor(database: str | None, repair: bool, settings: Settings) -> int:
     target = _target(database, settings)
-    show_modes(database, target, settings)
     if is_postgres_url(target):
+        show_modes(database, target, settings)
         print("benchwarmers: doctor checks a SQLite store; this one is PostgreSQL (BENCHWARMERS_DATABASE_URL): "
               "check it with PostgreSQL's own pg_amcheck, and restore it from its backups", file=sys.stderr)
         return 2
     path = Path(target)
     if not path.is_file():
+        show_modes(database, target, settings)
         print(f"benchwarmers: no database at {path} (BENCHWARMERS_HOME names the data folder; or give the file)",
               file=sys.stderr)
         return 1
     found = integrity.examine(path)
     show(found)
+    loose = show_modes(database, target, settings)
     if found.healthy:
-        print("nothing to repair" if repair else "nothing to do")
+        print("nothing to repair" if repair else "its modes aside (above), nothing to do" if loose else "nothing to do")
         return 0
     if not repair:
         print("what to do: stop the server, then restore the file from a backup, or run `benchwarmers doctor "
