@@ -5,15 +5,15 @@ makes it private; once run, nothing is reported (issue 31.9, store/modes.py)."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from benchwarmers_mcp.cli.doctor import doctor
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import modes
+from benchwarmers_mcp.store import Database, modes
 from tests.kits import cli as kit
 from tests.kits.cli import Bench, ok
 
@@ -22,15 +22,22 @@ bench, served, bench_with_models = kit.bench, kit.served, kit.bench_with_models
 
 
 def make_store(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE t (x)")
-        conn.execute("INSERT INTO t VALUES (1)")
-    conn.close()
+    async def made() -> None:
+        async with Database(path):
+            pass
+
+    anyio.run(made)
 
 
 def run_fixes(found: list[modes.Loose]) -> None:
     for loose in found:  # the command as printed, through a shell, as a person would paste it
         subprocess.run(["sh", "-c", loose.fix], check=True)
+
+
+def run_printed(text: str) -> None:
+    for line in text.splitlines():  # what it says to run, run as printed
+        if "make it private with: " in line:
+            subprocess.run(["sh", "-c", line.split("make it private with: ", 1)[1]], check=True)
 
 
 def test_loose_modes_are_found_with_their_chmod_and_fixed_by_it(tmp_path: Path) -> None:
@@ -79,9 +86,7 @@ def test_bench_status_reports_a_loose_data_folder_and_store(bench_with_models: s
     assert f"make it private with: chmod 700 {settings.home}\n" in status.stderr
     assert f"the database file {settings.db_path} is 0644" in status.stderr
     assert f"make it private with: chmod 600 {settings.db_path}\n" in status.stderr
-    for line in status.stderr.splitlines():  # what it says to run, run
-        if "make it private with: " in line:
-            subprocess.run(["sh", "-c", line.split("make it private with: ", 1)[1]], check=True)
+    run_printed(status.stderr)
     assert settings.home.stat().st_mode & 0o777 == 0o700
     assert [path.stat().st_mode & 0o077 for path in modes.store_files(settings.db_path) if path.exists()] == [0, 0, 0]
     status = ok(bench(bench_with_models, "status"))
@@ -103,8 +108,7 @@ def test_doctor_reports_loose_modes_without_a_server(tmp_path: Path, capsys: pyt
     assert f"the database file {db} is 0604" in out and f"chmod 600 {db}" in out
     assert out.startswith(f"{db} (") and ": whole" in out.splitlines()[0]  # the examination first, as before
     assert out.rstrip().endswith("its modes aside (above), nothing to do")
-    home.chmod(0o700)
-    db.chmod(0o600)
+    run_printed(out)
     assert doctor(None, False, settings) == 0
     assert "others on this machine" not in capsys.readouterr().out
     outside = tmp_path / "elsewhere.db"  # a file named: only its modes, not the data folder's

@@ -43,7 +43,8 @@ ALLOWED = {
 # throwaway PostgreSQL cluster between tests (cluster administration, not the product's data).
 # tests whose subject is the store itself: test_store_failures makes the store refuse a row (a
 # trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL
-SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py"}
+SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py", "test_store_wal.py",
+              "test_store_integrity.py"}  # the SQLite file below the store, read or written as a disk would
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|TRIGGER)|"
                  r"UPDATE\s+\w+\s+SET)\b", re.IGNORECASE | re.DOTALL)
 
