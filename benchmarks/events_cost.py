@@ -1,7 +1,7 @@
 """What the live feed costs: a seat written with its event row (the trigger) and without it, and
 one tail read of the feed, on a fresh data folder.
 
-    python benchmarks/events_cost.py [--seats 3000]
+    python benchmarks/events_cost.py [--seats 3000] [--quick]
 
 Prints microseconds per seat write with and without the trigger (their difference is what every
 seat, verdict and change pays for the live dashboard), and per tail read (``id > ?``, what each
@@ -68,4 +68,6 @@ async def main(seats: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seats", type=int, default=3000)
-    anyio.run(main, parser.parse_args().seats)
+    parser.add_argument("--quick", action="store_true", help="200 seats: seconds, for CI (tests/e2e/test_benchmarks_quick.py)")
+    args = parser.parse_args()
+    anyio.run(main, 200 if args.quick else args.seats)

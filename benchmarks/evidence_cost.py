@@ -2,7 +2,7 @@
 panel's pool and over a route turn's members, with no history, with suite answers, with days of
 health tallies. CPU of this process per read (``time.process_time``, the least of 5 blocks).
 
-    python benchmarks/evidence_cost.py [--models 43] [--reads 50]
+    python benchmarks/evidence_cost.py [--models 43] [--reads 50] [--quick]
 
 Every explorer panel rates its whole pool and a conversation's first route turn rates its members,
 so these costs are paid on the hot path. A store in a temporary folder (SQLite); suite answers
@@ -96,7 +96,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", type=int, default=43)
     parser.add_argument("--reads", type=int, default=50)
+    parser.add_argument("--quick", action="store_true", help="8 models, 3 reads: seconds, for CI"
+                        " (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.models, args.reads = 8, 3
     print(f"{'history':32} {f'pool of {args.models} (ms)':>18} {'3 members (ms)':>16}")
     for label, answers, days, before in CASES:
         pool, members = asyncio.run(case(args.models, args.reads, answers, days, before))

@@ -8,6 +8,8 @@ client keeps one connection per worker and reads Content-Length and chunked bodi
 first body byte and the last.
 
     python benchmarks/fastfake.py PORT      serve the fake on 127.0.0.1:PORT until killed
+    python benchmarks/fastfake.py --quick   serve it on a free port, ask it once each way with the
+                                            client, print what came back, and stop (CI: it still works)
 """
 
 from __future__ import annotations
@@ -180,5 +182,22 @@ class Client:
             raise
 
 
+async def quick() -> None:
+    """The fake and the client, once each way: a model listing, a whole answer, a streamed one, a long one."""
+    server = await asyncio.get_running_loop().create_server(FakeProtocol, "127.0.0.1", 0)
+    client = Client("127.0.0.1", server.sockets[0].getsockname()[1])
+    asks = [("GET", "/v1/models", b""), ("POST", "/v1/chat/completions", b'{"model": "m", "messages": []}'),
+            ("POST", "/v1/chat/completions", b'{"model": "m", "stream": true}'),
+            ("POST", "/v1/chat/completions", b'{"model": "m", "stream": true, "content": "' + LONG_ASKED + b'"}')]
+    try:
+        for method, path, body in asks:
+            r = await client.request(method, path, body, timeout=30)
+            print(f"{method} {path} {body.decode()[:60]}: {r.status}, {len(r.body):,} bytes,"
+                  f" first byte {r.ttfb * 1e3:.2f} ms, last {r.total * 1e3:.2f} ms")
+    finally:
+        await client.close()
+        server.close()
+
+
 if __name__ == "__main__":
-    asyncio.run(serve(int(sys.argv[1])))
+    asyncio.run(quick() if sys.argv[1:] == ["--quick"] else serve(int(sys.argv[1])))

@@ -5,7 +5,7 @@ for an API key of 40 characters, a sign-in token of 300 (masking looks for a run
 of a secret anywhere in it, in any case, so its cost grows with the secret's length), and the key
 itself in the answer, upper-cased (the rare case where something is found and masked).
 
-    python benchmarks/masking_cost.py [--rounds 2000]
+    python benchmarks/masking_cost.py [--rounds 2000] [--quick]
 
 Prints microseconds per answer and per stream piece, and the same with nothing to mask (what a
 call without a key pays: nothing).
@@ -55,7 +55,10 @@ def stream(secrets: Secrets, text: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="100 rounds: seconds, for CI (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 100
     echoed = TEXT[:500] + KEY.upper() + TEXT[500 + len(KEY):]
     cases = [("API key, 40 chars", KEY, TEXT), ("sign-in token, 300 chars", TOKEN, TEXT),
              ("API key, in the answer upper-cased", KEY, echoed)]

@@ -5,7 +5,9 @@ One streamed chat completion (SSE, chunked) and one whole one through: httpx's d
 and ``fastfake.Client`` (raw asyncio streams: the floor). The fake runs in the same process, so the
 figure is the client's CPU plus the fake's (the same for every row).
 
-    python benchmarks/outbound.py [N]
+    python benchmarks/outbound.py [N] [--quick]
+
+``--quick``: N=100 after 20 warm-up calls, seconds (CI: tests/e2e/test_benchmarks_quick.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ import fastfake  # noqa: E402
 
 from benchwarmers_mcp.upstream.transport import LeanTransport  # noqa: E402
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+QUICK = "--quick" in sys.argv[1:]
+_counts = [a for a in sys.argv[1:] if a != "--quick"]
+N = 100 if QUICK else int(_counts[0]) if _counts else 3000
+WARM = 20 if QUICK else 200
 STREAMED = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 WHOLE = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
@@ -57,7 +62,7 @@ def raw_calls(port: int) -> dict[str, Callable[[], Awaitable[None]]]:
 
 
 async def cpu_per_call(call: Callable[[], Awaitable[None]]) -> float:
-    for _ in range(200):
+    for _ in range(WARM):
         await call()
     started = time.process_time()
     for _ in range(N):
@@ -75,7 +80,7 @@ async def main() -> None:
                              transport=LeanTransport(max_connections=200, max_keepalive=50))
     rows = [("httpx default (httpcore)", httpx_calls(default, url)),
             ("httpx over LeanTransport", httpx_calls(lean, url)), ("raw asyncio client", raw_calls(port))]
-    print(f"CPU per call, ms (N={N}, after 200 warm-up calls; fake upstream in-process)")
+    print(f"CPU per call, ms (N={N}, after {WARM} warm-up calls; fake upstream in-process)")
     print(f"{'client':28s} {'streamed':>9s} {'whole':>9s}")
     for name, calls in rows:
         figures = [await cpu_per_call(calls[kind]) for kind in ("streamed", "whole")]

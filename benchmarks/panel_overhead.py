@@ -1,7 +1,7 @@
 """What a panel costs on top of the upstream: a 3-seat panel against a zero-latency fake
 OpenAI upstream on loopback, each in its own process.
 
-    python benchmarks/panel_overhead.py [--requests 300] [--concurrency 20] [--key]
+    python benchmarks/panel_overhead.py [--requests 300] [--concurrency 20] [--key] [--quick]
 
 Prints p50/p95 of one direct upstream call, of a 3-seat panel, and the difference (the
 gateway's added latency, sequential), then requests per second at the given concurrency and
@@ -85,7 +85,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--key", action="store_true", help="give the endpoint a provider key")
+    parser.add_argument("--quick", action="store_true", help="20 requests at concurrency 4: seconds, for CI"
+                        " (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.requests, args.concurrency = 20, 4
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "data"
         port = free_port()

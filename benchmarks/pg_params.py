@@ -2,7 +2,7 @@
 the driver: a string holding U+0000 is encoded, everything else passes as it is) against the
 driver's own client-side work for the same statement.
 
-    python benchmarks/pg_params.py [--url postgresql://...] [--calls 20000]
+    python benchmarks/pg_params.py [--url postgresql://...] [--calls 20000] [--quick]
 
 For a seat's row (12 parameters, a 2,800-character answer) and a route turn's (16), it prints the
 check's CPU per statement, and, with ``--url`` (a database it may make a table in), the CPU the
@@ -61,7 +61,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a PostgreSQL database to time one INSERT against")
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--quick", action="store_true", help="2,000 calls: seconds, for CI (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.calls = 2000
     seat = per_call(lambda: _bound(SEAT), args.calls)
     turn = per_call(lambda: _bound(TURN), args.calls)
     print(f"_bound, a seat's 12 parameters: {seat * 1e9:,.0f} ns of CPU")

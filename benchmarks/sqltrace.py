@@ -1,7 +1,7 @@
 """The store statements one request costs: Benchwarmers in-process (uvicorn in this process) with
 SQLite's trace callback on, against the zero-latency fake upstream, and a count per statement.
 
-    python benchmarks/sqltrace.py [--kind turn|stream|panel] [--requests 50] [--profile PATH] [--timing]
+    python benchmarks/sqltrace.py [--kind turn|stream|panel] [--requests 50] [--profile PATH] [--timing] [--quick]
 
 Prints each statement (first 110 characters) with how many times it ran per request, after a
 warm-up; the total is the number of aiosqlite hops (each one a trip to its thread) per request.
@@ -156,7 +156,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--profile", metavar="PATH", help="cProfile the event loop's thread (the client too) to PATH")
     parser.add_argument("--timing", action="store_true", help="time each statement instead of tracing it")
+    parser.add_argument("--quick", action="store_true", help="5 requests: seconds, for CI (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.requests = 5
     if args.timing:
         _time_statements()
     else:

@@ -1,6 +1,6 @@
 """How well the suite measures a model: simulated finders with known rates, scored by the real code.
 
-    python benchmarks/suite_recall.py [--trials 1000] [--seed 1]
+    python benchmarks/suite_recall.py [--trials 1000] [--seed 1] [--quick]
 
 A simulated model with finding rate p answers each of the starter pack's planted bugs with
 ``FAULT: line <the right line>`` with probability p, else ``NO FAULT`` (a miss) or, one time in
@@ -131,7 +131,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="20 trials: seconds, for CI (tests/e2e/test_benchmarks_quick.py)")
     args = parser.parse_args()
+    if args.quick:
+        args.trials = 20
     bugs = pack_bugs()
     rng = random.Random(args.seed)
     print(f"{len(bugs)} planted bugs from the starter pack, scored by benchwarmers_mcp.suite.scoring\n")

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npx @wendellresearch-ai/benchwarmers [command ...]` runs the Python program `benchwarmers`
-// (for MCP clients: `npx -y @wendellresearch-ai/benchwarmers mcp`, a stdio MCP server).
+// (for MCP clients: `npx -y @wendellresearch-ai/benchwarmers mcp`, a stdio MCP server). The
+// package installs it as `benchwarmers` and as `bench` (bin/bench.js), the same program under the
+// CLI's short name, as the Python package's two console scripts are.
 //
 // It looks, in order, for:
 //   1. BENCHWARMERS_PYTHON: an interpreter you name (a virtualenv's python, say);
@@ -34,33 +36,33 @@ function pythons() {
   return found;
 }
 
-// [command, args] for the first way that works, or null.
-function choose(userArgs) {
+// [command, args] for the first way that works, or null; `name` is the console script uvx and pipx run.
+function choose(name, userArgs) {
   for (const [command, pre] of pythons()) {
     if (runs(command, [...pre, "-c", PROBE])) return [command, [...pre, "-m", MODULE, ...userArgs]];
   }
   if (process.env.BENCHWARMERS_PYTHON) return null; // named explicitly: never fall back behind the user's back
-  if (runs("uvx", ["--version"])) return ["uvx", ["--from", SPEC, "benchwarmers", ...userArgs]];
-  if (runs("pipx", ["--version"])) return ["pipx", ["run", "--spec", SPEC, "benchwarmers", ...userArgs]];
+  if (runs("uvx", ["--version"])) return ["uvx", ["--from", SPEC, name, ...userArgs]];
+  if (runs("pipx", ["--version"])) return ["pipx", ["run", "--spec", SPEC, name, ...userArgs]];
   return null;
 }
 
-function explain() {
+function explain(name) {
   const named = process.env.BENCHWARMERS_PYTHON;
   const why = named
     ? `BENCHWARMERS_PYTHON=${named} is not a Python 3.11+ that can import ${MODULE}.`
     : "found no Python 3.11+ with Benchwarmers installed, and neither uvx nor pipx.";
   process.stderr.write(
-    `benchwarmers: ${why}\n` +
+    `${name}: ${why}\n` +
       "Install it with `python3 -m pip install benchwarmers` (Python 3.11 or later),\n" +
       "or install uv (https://docs.astral.sh/uv/) so that `uvx` can run it.\n"
   );
 }
 
-function main() {
-  const choice = choose(process.argv.slice(2));
+function run(name) {
+  const choice = choose(name, process.argv.slice(2));
   if (choice === null) {
-    explain();
+    explain(name);
     process.exit(127);
   }
   const [command, args] = choice;
@@ -70,12 +72,12 @@ function main() {
   };
   for (const signal of SIGNALS) process.on(signal, forward);
   child.on("error", (err) => {
-    process.stderr.write(`benchwarmers: could not start ${command}: ${err.message}\n`);
+    process.stderr.write(`${name}: could not start ${command}: ${err.message}\n`);
     process.exit(126);
   });
   child.on("exit", (code, signal) => {
     if (signal) {
-      for (const name of SIGNALS) process.removeListener(name, forward);
+      for (const sig of SIGNALS) process.removeListener(sig, forward);
       process.kill(process.pid, signal);
       return;
     }
@@ -83,4 +85,6 @@ function main() {
   });
 }
 
-main();
+module.exports = { run };
+
+if (require.main === module) run("benchwarmers");

@@ -45,7 +45,8 @@ ALLOWED = {
 # trigger) and PostgreSQL drop its connections (pg_terminate_backend), which takes SQL; test_store_wal
 # grows SQLite's WAL with a table of its own; test_store_writer_order watches pg_locks
 SQL_ITSELF = {"test_store_backends.py", "kits/postgres.py", "test_store_failures.py", "test_store_wal.py",
-              "test_store_writer_order.py"}
+              "test_store_writer_order.py", "test_store_integrity.py"}
+# (test_store_integrity: the SQLite file below the store, read or written as a disk would)
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|TRIGGER)|"
                  r"UPDATE\s+\w+\s+SET)\b", re.IGNORECASE | re.DOTALL)
 

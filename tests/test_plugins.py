@@ -130,7 +130,7 @@ def test_versions_and_names_agree_across_the_packages() -> None:
     assert {pyproject["version"], package["version"], server["version"], __version__,
             *(p["version"] for p in plugins)} == {__version__}
     assert package["mcpName"] == server["name"]
-    assert package["bin"] == {"benchwarmers": "bin/benchwarmers.js"}
+    assert package["bin"] == {"benchwarmers": "bin/benchwarmers.js", "bench": "bin/bench.js"}
     assert "@anthropic-ai/claude-code" in package["devDependencies"]
     assert len(server["description"]) <= 100
     by_registry = {p["registryType"]: p for p in server["packages"]}

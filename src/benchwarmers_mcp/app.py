@@ -96,6 +96,23 @@ class Endpoint:
         await self.load()(scope, receive, send)
 
 
+class Only:
+    """A server of part of the table (``benchwarmers gateway``): a path none of its routes matches is
+    a 404 in the path's shape, before the guard asks for any credential, so a gateway-only server
+    answers no admin route and no page, whoever asks."""
+
+    def __init__(self, app: ASGIApp, table: tuple[routes.Entry, ...]) -> None:
+        self.app, self.table = app, table
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not routes.serves(self.table, scope["path"]):
+            error = NotFound(f"no route {scope['method']} {routes.normal_path(scope['path'])[:100]} on this"
+                             f" gateway-only server; routes: {routes.listing(self.table)}")
+            await render_error_for(scope["path"], error, Headers(scope=scope))(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def convertor(pattern: str) -> Convertor[str]:
     """A parameter kind the table names (``routes.CONVERTORS``), so Starlette matches what it matches."""
 
@@ -197,10 +214,13 @@ def start_workers(ctx: Context) -> None:
 
 
 def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
-               upstream_transport: httpx.AsyncBaseTransport | None = None, clock: Clock | None = None) -> Starlette:
-    """The app. Test seams: ``route_tuning`` replaces route mode's timings from Settings (tests fix
-    its odds); ``upstream_transport`` replaces the network for every upstream call; ``clock`` the
-    wall clock of the health jobs, the scheduler and the onboarding queue (a test moves it by hand)."""
+               upstream_transport: httpx.AsyncBaseTransport | None = None, clock: Clock | None = None,
+               table: tuple[routes.Entry, ...] = routes.TABLE) -> Starlette:
+    """The app. ``table``: the routes it serves (``routes.GATEWAY_TABLE`` for a gateway-only
+    server; any other path is a 404). Test seams: ``route_tuning`` replaces route mode's timings
+    from Settings (tests fix its odds); ``upstream_transport`` replaces the network for every
+    upstream call; ``clock`` the wall clock of the health jobs, the scheduler and the onboarding
+    queue (a test moves it by hand)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -254,5 +274,7 @@ def create_app(settings: Settings, *, route_tuning: RouteTuning | None = None,
     metrics = Metrics()  # this app's, so this process's: the guard counts requests, the rest the context's
     # the guard is outermost: every request, every route, before anything else reads it
     middleware = [Middleware(Guard, settings=settings, render_error=render_error_for, metrics=metrics)]
-    return Starlette(routes=mount(), lifespan=lifespan, middleware=middleware,
+    if table is not routes.TABLE:
+        middleware.insert(0, Middleware(Only, table=table))
+    return Starlette(routes=mount(table), lifespan=lifespan, middleware=middleware,
                      exception_handlers={HTTPException: http_error})

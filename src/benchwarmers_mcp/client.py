@@ -4,8 +4,10 @@ the ``bench`` CLI (``cli/``) and the stdio MCP server (``mcp/stdio.py``).
 Plumbing only (httpx and anyio, nothing of the engine), so the same code reaches a server on this
 machine or another. One rule for each thing both faces need:
 
-- Settings: ``BENCHWARMERS_URL`` (default ``http://127.0.0.1:8122``; a trailing ``/`` or ``/v1``
-  is dropped), ``BENCHWARMERS_KEY`` (a gateway key), ``BENCHWARMERS_ADMIN_TOKEN`` (the CLI's admin
+- Settings: ``BENCHWARMERS_URL`` (a trailing ``/`` or ``/v1`` is dropped), else the server this
+  environment would start on this machine: ``BENCH_BIND`` and ``BENCH_PORT`` read by ``Settings``,
+  as ``benchwarmers serve`` reads them (``served_url``; ``http://127.0.0.1:8122`` when neither is
+  set), ``BENCHWARMERS_KEY`` (a gateway key), ``BENCHWARMERS_ADMIN_TOKEN`` (the CLI's admin
   commands), ``BENCHWARMERS_TIMEOUT``. Neither secret is ever printed or put in a ``repr``.
 - Auth: ``Authorization: Bearer <admin token>`` on the paths the face calls admin paths, ``Bearer
   <gateway key>`` on every other; no header for a secret that is not set.
@@ -33,7 +35,11 @@ from typing import Any
 import anyio
 import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8122"
+from benchwarmers_mcp.settings import DEFAULT_PORT, BadSettings, Settings
+
+DEFAULT_URL = f"http://127.0.0.1:{DEFAULT_PORT}"
+# The variables that say where ``benchwarmers serve`` listens (``Settings.bind``, ``Settings.port``).
+PLACE_VARIABLES = ("BENCH_BIND", "BENCH_PORT")
 DEFAULT_TIMEOUT = 900.0
 MIN_TIMEOUT = 1.0
 CONNECT_TIMEOUT = 10.0
@@ -118,6 +124,26 @@ def server_message(body: Any) -> str | None:
     return None
 
 
+# ---- where the server is -----------------------------------------------------------------------
+
+def local_url(bind: str, port: int) -> str:
+    """Where a client on this machine reaches a server listening on ``bind``:``port``: the address
+    itself, or loopback for a wildcard bind (``0.0.0.0``, ``::``)."""
+    host = bind.strip().strip("[]") or "127.0.0.1"
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def served_url(env: Mapping[str, str]) -> tuple[str, str | None]:
+    """The URL of the server this environment starts on this machine, read by ``Settings`` exactly
+    as ``benchwarmers serve`` reads it, and the variables that moved it from the default (None: it
+    is the default); ``BadSettings`` when they cannot be used."""
+    given = {name: env[name] for name in PLACE_VARIABLES if (env.get(name) or "").strip()}
+    settings = Settings.from_env(given)
+    moved = [f"{name}={given[name].strip()}" for name in PLACE_VARIABLES if name in given]
+    return local_url(settings.bind, settings.port), (", ".join(moved) or None)
+
+
 # ---- settings ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -130,12 +156,24 @@ class ServerConfig:
     key: str | None = field(default=None, repr=False)
     admin_token: str | None = field(default=None, repr=False)
     problems: tuple[str, ...] = ()
+    source: str = "the default"  # what chose the URL, for a message that says where it looked
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ, url: str | None = None) -> ServerConfig:
-        """The settings from ``env``; ``url`` (a ``--url`` flag) wins over ``BENCHWARMERS_URL``."""
+        """The settings from ``env``; ``url`` (a ``--url`` flag) wins over ``BENCHWARMERS_URL``, which
+        wins over the server this environment would start here (``served_url``)."""
         problems: list[str] = []
-        chosen = (url or env.get("BENCHWARMERS_URL") or DEFAULT_URL).strip().rstrip("/").removesuffix("/v1")
+        if url or (env.get("BENCHWARMERS_URL") or "").strip():
+            source = "--url" if url else "BENCHWARMERS_URL"
+            picked = url or env.get("BENCHWARMERS_URL") or ""
+        else:
+            try:
+                picked, moved = served_url(env)
+            except BadSettings as e:
+                problems += e.problems
+                picked, moved = DEFAULT_URL, None
+            source = moved or "the default"
+        chosen = picked.strip().rstrip("/").removesuffix("/v1")
         if not chosen.startswith(("http://", "https://")):
             problems.append(f"the server URL must start with http:// or https:// (got {chosen!r})")
         raw = (env.get("BENCHWARMERS_TIMEOUT") or "").strip()
@@ -146,7 +184,7 @@ class ServerConfig:
             except ValueError:
                 problems.append(f"BENCHWARMERS_TIMEOUT must be a number of seconds, not {raw!r}")
         return cls(chosen, timeout, _secret(env, "BENCHWARMERS_KEY"), _secret(env, "BENCHWARMERS_ADMIN_TOKEN"),
-                   tuple(problems))
+                   tuple(problems), source)
 
     def auth(self, admin: bool) -> dict[str, str]:
         """The one auth header rule: the admin token on admin paths, the gateway key elsewhere."""

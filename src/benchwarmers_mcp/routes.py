@@ -6,7 +6,8 @@ shape. Everything else that needs those facts reads them here:
 - the wire shape a path's errors take (``shape_of``; ``gateway/shapes.py`` renders it), so even a
   Host or key refusal reaches a client in its own format;
 - the routes a 404 names (``listing``) and the CLI's rule for the admin token (``is_admin_path``);
-- the app's Starlette routes (``app.mount``).
+- the app's Starlette routes (``app.mount``), and the gateway-only server's (``GATEWAY_TABLE``:
+  the gateway routes and ``/health``, for ``benchwarmers gateway``).
 
 Plain data: this module imports nothing of the package and no web framework, so the CLI (a thin
 HTTP client) and the guard read the table without loading a handler. A handler is a
@@ -276,6 +277,20 @@ PAGES = Entry("/{page:page}", GET, WEB + "site:page", "admin", "page")
 TABLE: tuple[Entry, ...] = (*_ROUTES, PAGES)
 
 
+def gateway_table(table: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    """What a gateway-only server serves (``benchwarmers gateway``): every gateway route (the
+    client formats, ``/bench/*``, MCP) and the open routes that are not the dashboard's (``/health``);
+    no page, login, static file or admin route."""
+    dashboard = (WEB, ADMIN + "access:")
+    return tuple(e for e in table if e.access == "gateway" or e.access == "open" and not e.handler.startswith(dashboard))
+
+
+def serves(table: tuple[Entry, ...], path: str) -> bool:
+    """Whether any route of ``table`` matches ``path`` (any method)."""
+    p = normal_path(path)
+    return any(e.pattern.fullmatch(p) for e in table)
+
+
 def table_problems(table: tuple[Entry, ...]) -> list[str]:
     """What makes a table unusable: an unknown class or shape, a path and method declared twice, one
     path declared with two classes or shapes (the guard judges a path before any method), or a fixed
@@ -300,6 +315,7 @@ def table_problems(table: tuple[Entry, ...]) -> list[str]:
 
 if table_problems(TABLE):  # a broken table must not load
     raise RuntimeError("; ".join(table_problems(TABLE)))
+GATEWAY_TABLE = gateway_table(TABLE)
 
 
 _FIXED = {e.literal: e for e in reversed(TABLE) if "{" not in e.path}  # the first entry for each path
@@ -354,13 +370,13 @@ def is_page(path: str) -> bool:
     return find(path) is PAGES
 
 
-def listing() -> str:
+def listing(table: tuple[Entry, ...] = TABLE) -> str:
     """The routes as a 404 names them: every gateway and open path, then the admin areas."""
-    shown = dict.fromkeys(_PARAM.sub("...", normal_path(e.path)) for e in TABLE if e.access != "admin")
-    admin = dict.fromkeys(f"/{e.literal.split('/')[1]}/..." for e in TABLE if e.access == "admin" and e is not PAGES)
-    return f"{', '.join(shown)} and {', '.join(admin)} (admin)"
+    shown = dict.fromkeys(_PARAM.sub("...", normal_path(e.path)) for e in table if e.access != "admin")
+    admin = dict.fromkeys(f"/{e.literal.split('/')[1]}/..." for e in table if e.access == "admin" and e is not PAGES)
+    return f"{', '.join(shown)}" + (f" and {', '.join(admin)} (admin)" if admin else "")
 
 
-__all__ = ["ACCESS_CLASSES", "AREAS", "CONVERTORS", "PAGES", "TABLE", "AccessClass", "Entry", "access_class", "find",
-           "is_admin_path", "is_page", "listing", "normal_path", "page_segment", "shape_of", "table_problems",
-           "takes_query_key"]
+__all__ = ["ACCESS_CLASSES", "AREAS", "CONVERTORS", "GATEWAY_TABLE", "PAGES", "TABLE", "AccessClass", "Entry",
+           "access_class", "find", "gateway_table", "is_admin_path", "is_page", "listing", "normal_path", "page_segment",
+           "serves", "shape_of", "table_problems", "takes_query_key"]

@@ -134,7 +134,7 @@ def served(fake: FakeUpstream) -> FakeUpstream:
 def bench_with_models(gateway: str, upstream: str, served: FakeUpstream, net: Loopback) -> str:
     """A server with the fake endpoint and alpha, beta-free, gamma registered, in collection core (the
     loopback's client reaches a real server too, under tests/e2e/)."""
-    with net.client(base_url=gateway) as api:
+    with net.client(base_url=gateway, timeout=60) as api:  # a busy machine is slow, not wrong
         api.post("/api/endpoint", json={"name": "fake", "base": upstream, "key": SECRET}).raise_for_status()
         for name in SERVED[:3]:
             api.post("/api/model/register", json={"served": name, "endpoint": "fake"}).raise_for_status()

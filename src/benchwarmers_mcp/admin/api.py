@@ -20,6 +20,7 @@ from benchwarmers_mcp.admin.body import admin, ctx_of, ok
 from benchwarmers_mcp.context import Context
 from benchwarmers_mcp.settings import Settings
 from benchwarmers_mcp.store import endpoints as endpoint_store
+from benchwarmers_mcp.store import modes
 from benchwarmers_mcp.store import replicas as replica_store
 from benchwarmers_mcp.store import summary as store_summary
 
@@ -54,5 +55,7 @@ async def status(request: Request) -> Response:
                      "window_seconds": replica_store.RECENT},
         "endpoints_without_key": await keyless(ctx),
         "auth": {"admin_token": s.admin_token is not None, "keys_required": keys_required(s)},
+        # the data folder and the SQLite files when others may read them, each with its chmod
+        "loose_modes": [found.as_json() for found in modes.loose_for(s.home, s.store_target)],
     }
     return ok(summary)

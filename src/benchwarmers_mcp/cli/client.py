@@ -45,13 +45,15 @@ if TYPE_CHECKING:
 
 OVERVIEW = f"""\
 Benchwarmers from a terminal: ask and judge, and run the bench itself. A client of a running
-server ({DEFAULT_URL} unless --url or BENCHWARMERS_URL say otherwise).
+server: --url, else BENCHWARMERS_URL, else the server BENCH_BIND and BENCH_PORT start on this
+machine, read as `benchwarmers serve` reads them ({DEFAULT_URL} when neither is set).
 
 server side (run on the machine that keeps the data):
   benchwarmers serve | demo | init | mcp
 
 environment:
-  BENCHWARMERS_URL          the server (default {DEFAULT_URL})
+  BENCHWARMERS_URL          the server (e.g. https://bench.example.com); unset: this machine's, below
+  BENCH_BIND, BENCH_PORT    where `benchwarmers serve` listens here (BENCH_PORT=8133 bench status)
   BENCHWARMERS_ADMIN_TOKEN  sent on admin commands, when the server has one
   BENCHWARMERS_KEY          a gateway key, sent by ask, collections, verdict and quotas
   BENCHWARMERS_TIMEOUT      seconds one exchange may take, a streamed answer included (default 900)
@@ -89,7 +91,8 @@ class Builder:
     def __init__(self) -> None:
         self.common = argparse.ArgumentParser(add_help=False)
         self.common.add_argument("--url", default=argparse.SUPPRESS,
-                                 help=f"the server for this command (default: BENCHWARMERS_URL or {DEFAULT_URL})")
+                                 help=f"the server for this command (default: BENCHWARMERS_URL, else BENCH_PORT's server here, else"
+                                 f" {DEFAULT_URL})")
         self.common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                                  help="print what the server answered, as JSON")
 
@@ -131,7 +134,7 @@ def yes_flag(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     prog = prog_name()
     top = argparse.ArgumentParser(prog=prog, description=OVERVIEW, epilog=TOP_EXAMPLES, formatter_class=RAW)
-    top.add_argument("--url", default=None, help=f"the server (default: BENCHWARMERS_URL or {DEFAULT_URL})")
+    top.add_argument("--url", default=None, help=f"the server (default: BENCHWARMERS_URL, else BENCH_PORT's server here, else {DEFAULT_URL})")
     top.add_argument("--json", action="store_true", default=False, help="print what the server answered")
     top.add_argument("--version", "-v", action="version", version=f"benchwarmers {__version__}")
     sub = top.add_subparsers(dest="command", metavar="<command>", required=True)

@@ -25,7 +25,8 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
     if show_json(args, reply):
         return 0
     c, auth = reply["counts"], reply.get("auth") or {}
-    print(f"Benchwarmers {reply['version']} at {reply['url']} (listening on {reply['bind']}:{reply['port']})")
+    found = "" if remote.config.source == "the default" else f"; found at {remote.url} through {remote.config.source}"
+    print(f"Benchwarmers {reply['version']} at {reply['url']} (listening on {reply['bind']}:{reply['port']}{found})")
     print(f"data folder    {reply['data_folder']}")
     print(f"config folder  {reply.get('config_folder', '-')} (the keys file)")
     print(f"bench          {c['endpoints']} endpoint(s), {c['models']} model(s), {c['ad_hoc']} ad hoc, "
@@ -42,6 +43,8 @@ async def status(args: argparse.Namespace, remote: Remote) -> int:
           f"{'required' if auth.get('keys_required') else 'not required'}")
     if reply.get("endpoints_without_key"):
         note(f"no key for: {', '.join(reply['endpoints_without_key'])} (bench endpoint key <name>)")
+    for loose in reply.get("loose_modes") or ():  # store/modes.py says it in words
+        note(str(loose["message"]))
     if reply["version"] != __version__:
         note(f"this CLI is {__version__}; the server is {reply['version']}")
     return 0

@@ -171,22 +171,29 @@ def bind_socket(settings: Settings) -> socket.socket:
 class Server(uvicorn.Server):
     """uvicorn's server, which tells the app it is stopping before it waits for open requests: the
     dashboard's event streams end at once (``app.closing``), so an open browser tab never holds a
-    stopping server. What is still in flight then (a panel's answers) gets ``SHUTDOWN_GRACE``."""
+    stopping server. What is still in flight then (a panel's answers) gets ``SHUTDOWN_GRACE``.
+    ``on_stopped`` runs once the app has stopped whole (its store closed), before uvicorn hands a
+    signal that stopped it back to the process."""
 
-    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None] | None = None) -> None:
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None] | None = None,
+                 on_stopped: Callable[[], None] | None = None) -> None:
         super().__init__(config)
         self.on_stop = on_stop
+        self.on_stopped = on_stopped
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         if self.on_stop is not None:
             self.on_stop()
         await super().shutdown(sockets)
+        if self.on_stopped is not None and not self.force_exit:
+            self.on_stopped()
 
 
 def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | None = None,
-               log_config: dict[str, Any] | None = None) -> Server:
+               on_stopped: Callable[[], None] | None = None, log_config: dict[str, Any] | None = None) -> Server:
     """uvicorn for ``app`` with the connection bounds of ``settings``; ``on_stop`` runs first when it
-    stops; ``log_config`` is uvicorn's logging (``None``: uvicorn's own)."""
+    stops, ``on_stopped`` once it has stopped cleanly; ``log_config`` is uvicorn's logging (``None``:
+    uvicorn's own)."""
     config = uvicorn.Config(app, host=settings.bind, port=settings.port, http=protocol_for(settings),
                             timeout_keep_alive=max(1, round(settings.keep_alive_timeout)), log_level="warning",
                             access_log=False, lifespan="on", server_header=False,
@@ -195,7 +202,7 @@ def server_for(app: Any, settings: Settings, *, on_stop: Callable[[], None] | No
                             # wherever one is installed (google-genai brings websockets), ~20 ms a start
                             ws="none",
                             log_config=LOGGING_CONFIG if log_config is None else log_config)
-    return Server(config, on_stop)
+    return Server(config, on_stop, on_stopped)
 
 
 __all__ = ["SHUTDOWN_GRACE", "BoundedHttpProtocol", "ListenError", "Server", "bind_problem", "bind_socket", "protocol_for",

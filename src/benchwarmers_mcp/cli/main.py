@@ -11,23 +11,54 @@ import gc
 import sys
 
 from benchwarmers_mcp import __version__
-from benchwarmers_mcp.cli import cmd_store
+from benchwarmers_mcp.cli import cmd_store, server_help
 from benchwarmers_mcp.settings import BadSettings, Settings
 
-SERVER_COMMANDS = ("serve", "demo", "init", "mcp", *cmd_store.COMMANDS)
+SERVER_COMMANDS = ("serve", "gateway", "demo", "init", "mcp", "doctor", *cmd_store.COMMANDS)
 
 
 def server_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchwarmers", description="Benchwarmers: a self-hosted panel gateway for LLMs.")
     p.add_argument("--version", "-v", action="version", version=f"benchwarmers {__version__}")
     sub = p.add_subparsers(dest="command")
-    sub.add_parser("serve", help="run the server (the default): gateway, admin API and MCP on one port")
-    sub.add_parser("demo", help="run the server on a temporary data folder with five simulated models")
+    raw = argparse.RawDescriptionHelpFormatter
+    serve = "run the server (the default): gateway, admin API, dashboard and MCP on one port"
+    sub.add_parser("serve", help=serve, description=serve, epilog=server_help.epilog("serve"), formatter_class=raw)
+    gateway = "only the gateway (client formats, /bench, MCP) on a port of its own: no dashboard or admin API"
+    only = sub.add_parser("gateway", help=gateway, description=gateway, epilog=server_help.epilog("gateway"),
+                          formatter_class=raw)
+    only.add_argument("--port", type=_port, metavar="PORT",
+                      help="the port to listen on (default 8123, so `benchwarmers serve` keeps 8122)")
+    only.add_argument("--bind", metavar="ADDRESS",
+                      help="the address to listen on (default BENCH_BIND, else 127.0.0.1; beyond loopback it needs"
+                      " BENCHWARMERS_ADMIN_TOKEN)")
+    demo = "run the server on a temporary data folder with five simulated models"
+    sub.add_parser("demo", help=demo, description=demo, epilog=server_help.epilog("demo"), formatter_class=raw)
     init = sub.add_parser("init", help="make the data folder")
     init.add_argument("folder", nargs="?", help="where (default: BENCHWARMERS_HOME or the OS data folder)")
     sub.add_parser("mcp", help="a stdio MCP server that forwards to a running Benchwarmers")
     cmd_store.add_parsers(sub)  # backup, restore, export, import: on the store itself
+    doctor = sub.add_parser("doctor", help="check the store's file; --repair copies what is readable into a new one",
+                            description="Check a SQLite store: PRAGMA integrity_check, and each table's readable "
+                            "rows. It only reads the file; --repair copies what is readable into a new file beside "
+                            "it, checks the copy, and puts it in place with the damaged file kept, renamed.",
+                            epilog="examples:\n  benchwarmers doctor\n  benchwarmers doctor --repair\n"
+                            "  benchwarmers doctor ~/backups/benchwarmers.db\n"
+                            "  docker compose run --rm bench benchwarmers doctor --repair   # stop the service first",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    doctor.add_argument("database", nargs="?",
+                        help="the SQLite file (default: the store of BENCHWARMERS_HOME, or BENCHWARMERS_DATABASE_URL)")
+    doctor.add_argument("--repair", action="store_true",
+                        help="copy what is readable into a new file and put it in place (the damaged one is kept)")
     return p
+
+
+def _port(text: str) -> int:
+    """A port, read as BENCH_PORT is (``Settings``)."""
+    try:
+        return Settings.from_env({"BENCHWARMERS_HOME": ".", "BENCH_PORT": text}).port
+    except BadSettings:
+        raise argparse.ArgumentTypeError(f"a port number from 1 to 65535, not {text[:40]!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,8 +107,14 @@ def _server_command(command: str, args: argparse.Namespace) -> int:
         return cmd_store.run(command, args, settings)
     if command == "init":
         return server.init(args.folder, settings)
+    if command == "doctor":
+        from benchwarmers_mcp.cli.doctor import doctor
+
+        return doctor(args.database, args.repair, settings)
     if command == "demo":
         return server.demo(settings)
+    if command == "gateway":
+        return server.gateway(settings, args.port, args.bind)
     return server.serve(settings)
 
 

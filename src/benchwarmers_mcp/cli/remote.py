@@ -91,9 +91,10 @@ class Remote:
 
     def _explain(self, error: client.ClientError) -> CliError:
         if isinstance(error, client.Unreachable):
-            return NoServer(f"no Benchwarmers server at {self.url} ({type(error.cause).__name__}); start one with "
-                            "`benchwarmers` (or try `benchwarmers demo`), or point --url / BENCHWARMERS_URL "
-                            "at a running one")
+            where = "" if self.config.source in ("the default", "--url") else f", the URL from {self.config.source}"
+            return NoServer(f"no Benchwarmers server at {self.url} ({type(error.cause).__name__}{where}); start one "
+                            "with `benchwarmers` (or try `benchwarmers demo`), or point --url / BENCHWARMERS_URL "
+                            "at a running one (or set BENCH_PORT as the server has it)")
         if isinstance(error, client.TimedOut):
             return CliError(f"{error.method} {error.path}: no answer from {self.url} within {error.seconds:g} s "
                             "(BENCHWARMERS_TIMEOUT sets the limit)")

@@ -1,4 +1,4 @@
-"""The server side of the program: serve, demo, init.
+"""The server side of the program: serve, gateway, demo, init.
 
 Every start-up mistake is one line on stderr and a non-zero exit (2 for a setting, 1 for a port
 or a folder that cannot be used), and nothing is made before it is found: the settings and the
@@ -24,9 +24,11 @@ import anyio
 from uvicorn.config import LOGGING_CONFIG
 
 from benchwarmers_mcp.cli.listen import ListenError, bind_problem, bind_socket, server_for
+from benchwarmers_mcp.client import local_url
+from benchwarmers_mcp.routes import GATEWAY_TABLE, TABLE, Entry
 from benchwarmers_mcp.settings import Settings
-from benchwarmers_mcp.store import Database
-from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, passwords_of
+from benchwarmers_mcp.store import Database, integrity
+from benchwarmers_mcp.store.db import StoreUnavailable, describe_target, is_postgres_url, passwords_of
 
 Prepare = Callable[[Database], Awaitable[object]]
 
@@ -101,8 +103,10 @@ async def _open_store(settings: Settings, prepare: Prepare | None) -> None:
         raise StartError(f"cannot open the database {store_label(settings)}: {_masked(settings, e)}") from None
 
 
-def start(settings: Settings, prepare: Prepare | None = None, *, announce: str = "") -> int:
-    """Check everything, bind, make the data folder and the store, then serve until stopped."""
+def start(settings: Settings, prepare: Prepare | None = None, *, announce: str = "",
+          table: tuple[Entry, ...] = TABLE) -> int:
+    """Check everything, bind, make the data folder and the store, then serve ``table``'s routes
+    until stopped."""
     from benchwarmers_mcp.access.access_log import to_stderr
 
     problems = _settings_problems(settings)
@@ -130,8 +134,9 @@ def start(settings: Settings, prepare: Prepare | None = None, *, announce: str =
         logs = log_config(settings)
         print(announce or f"Benchwarmers on http://{_host(settings.bind)}:{settings.port} (data: {settings.home};"
                           f" store: {store_label(settings)})", file=sys.stderr, flush=True)
-        app = create_app(settings)
-        server = server_for(app, settings, on_stop=lambda: closing(app), log_config=logs)
+        app = create_app(settings, table=table)
+        server = server_for(app, settings, on_stop=lambda: closing(app), on_stopped=lambda: left_clean(settings),
+                            log_config=logs)
         settle_collector()
         server.run(sockets=[sock])
     except StartError as e:
@@ -164,6 +169,20 @@ def serve(settings: Settings) -> int:
     return start(settings)
 
 
+GATEWAY_PORT = 8123  # beside serve's 8122, so both can run on one data folder
+
+
+def gateway(settings: Settings, port: int | None, bind: str | None) -> int:
+    """Only the gateway (every client format, ``/bench/*``, MCP) and ``/health``, on a port of its
+    own: for a server exposed to apps, beside a ``serve`` kept on loopback for the dashboard and the
+    admin API (the same data folder)."""
+    settings = replace(settings, port=port or GATEWAY_PORT, bind=bind or settings.bind)
+    announce = (f"Benchwarmers gateway on {local_url(settings.bind, settings.port)} (listening on"
+                f" {_host(settings.bind)}:{settings.port}; no dashboard or admin API; data: {settings.home};"
+                f" store: {store_label(settings)})")
+    return start(settings, announce=announce, table=GATEWAY_TABLE)
+
+
 def log_config(settings: Settings) -> dict[str, Any]:
     """uvicorn's logging, plus a handler for everything else, every handler masking every provider
     key the key store knows, and the admin token (``KeyMaskFilter``): no record, traceback
@@ -189,6 +208,13 @@ def log_config(settings: Settings) -> dict[str, Any]:
         handler["filters"] = ["keys"]
     config["root"] = {"handlers": ["plain"], "level": "WARNING"}
     return use_json(config) if settings.log_format == "json" else config
+
+
+def left_clean(settings: Settings) -> None:
+    """A clean stop marks a SQLite store's file as it was left, so the next start need not read all
+    of it to check it (``store.integrity``)."""
+    if not is_postgres_url(settings.store_target):
+        integrity.mark_clean(Path(settings.store_target))
 
 
 def store_label(settings: Settings) -> str:
@@ -233,7 +259,7 @@ def demo(settings: Settings) -> int:
     with tempfile.TemporaryDirectory(prefix="benchwarmers-demo-") as tmp:
         settings = replace(settings, home=Path(tmp) / "data", config_dir=Path(tmp) / "config",
                            database_url=None)  # never a shared store
-        base = f"http://{_host(settings.bind)}:{settings.port}"
+        base = local_url(settings.bind, settings.port)  # where `bench` on this machine finds it too
         announce = (
             f"Demo: five simulated models, collection 'demo', data in {tmp} (removed when you stop it).\nTry:\n"
             f"  curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\\n"

@@ -65,6 +65,7 @@ import aiosqlite
 import anyio
 import anyio.to_thread
 
+from benchwarmers_mcp.store import integrity
 from benchwarmers_mcp.store.db import Database, Params, ReadOnly, Row, StoreUnavailable, Transaction
 from benchwarmers_mcp.store.folder import private_file
 from benchwarmers_mcp.store.migrations import apply_migrations
@@ -112,9 +113,10 @@ class _Inline:
     """One sqlite3 connection used on the event loop's thread (and, for what would block, in a
     worker thread while the loop's task awaits it; never both at once)."""
 
-    def __init__(self, conn: sqlite3.Connection, slow: dict[str, float]) -> None:
+    def __init__(self, conn: sqlite3.Connection, slow: dict[str, float], path: Path) -> None:
         self.conn = conn
         self.slow = slow
+        self.path = path  # named by a damaged file's message
         self._deadline = 0.0
         self.failure: str | None = None  # the last failure of the store itself, for /health
         self.errors = 0  # and how many there were (``Database.error_count``)
@@ -149,6 +151,10 @@ class _Inline:
             if _store_failed(e):
                 raise self._unavailable(sql, e) from e
             raise
+        except sqlite3.DatabaseError as e:
+            if integrity.is_damage(e):
+                raise self._damaged(e) from e
+            raise
         finally:
             self._deadline = 0.0
 
@@ -166,6 +172,13 @@ class _Inline:
         self.errors += 1
         return error
 
+    def _damaged(self, e: sqlite3.DatabaseError) -> integrity.StoreDamaged:
+        """A page that cannot be read (damaged after the check at open): the open's sentence (the
+        file, restore or ``benchwarmers doctor``), a 503 like any store failure, kept for /health."""
+        error = integrity.StoreDamaged(self.path, str(e), header=e.sqlite_errorcode == sqlite3.SQLITE_NOTADB)
+        self.failure = error.message
+        return error
+
     async def in_thread(self, fn: Callable[[], T], sql: str = "") -> T:
         """``fn`` in a worker thread, waiting on SQLite's busy timeout, with no read budget."""
         def call() -> T:
@@ -180,6 +193,10 @@ class _Inline:
         except sqlite3.OperationalError as e:
             if _store_failed(e):
                 raise self._unavailable(sql, e) from e
+            raise
+        except sqlite3.DatabaseError as e:
+            if integrity.is_damage(e):
+                raise self._damaged(e) from e
             raise
 
     async def now(self, sql: str, fn: Callable[[], T]) -> T:
@@ -364,17 +381,19 @@ class SqliteDatabase(Database):
     async def open(self) -> SqliteDatabase:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            writer = _Inline(_connect(self.path), self._slow)
+            writer = _Inline(_connect(self.path), self._slow, self.path)
         except (OSError, sqlite3.Error) as e:
             raise StoreUnavailable(f"cannot open the SQLite store {self.path}: {e}") from e
         self._writer = writer
         try:
+            # a damaged file is refused here, before anything reads it (store/integrity.py)
+            await writer.in_thread(lambda: integrity.check_at_open(writer.conn, self.path))
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON",
                            "wal_autocheckpoint=0", f"journal_size_limit={WAL_LIMIT}"):
                 await writer.now("PRAGMA", _rows(writer.conn, f"PRAGMA {pragma}", ()))
             async with self.transaction() as tx:
                 await apply_migrations(tx)
-            self._reader = _Inline(_connect(self.path), self._slow)
+            self._reader = _Inline(_connect(self.path), self._slow, self.path)
             self._reader.conn.execute("PRAGMA foreign_keys=ON")
             page_size = int(writer.conn.execute("PRAGMA page_size").fetchall()[0][0])
             self._wal = _Checkpointer(_connect(self.path), page_size)
@@ -428,7 +447,13 @@ class SqliteDatabase(Database):
         try:
             return side.run(sql, _rows(side.conn, sql, params))
         except _Slow:
+            pass
+        try:
             return list(await (await self._threaded_reader()).execute_fetchall(sql, params))
+        except sqlite3.DatabaseError as e:
+            if integrity.is_damage(e):
+                raise side._damaged(e) from e
+            raise
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
@@ -624,4 +649,6 @@ class SqliteReadOnly(ReadOnly):
         try:
             return list(await self._conn.execute_fetchall(sql, params))
         except (sqlite3.Error, ValueError) as e:  # ValueError: a connection closed under the read
+            if isinstance(e, sqlite3.DatabaseError) and integrity.is_damage(e):
+                raise integrity.StoreDamaged(self.path, str(e)) from e
             raise StoreUnavailable(f"the store could not be read: {e}") from e
