@@ -1,6 +1,6 @@
 """The project's own papers say what the code does (issue 31.12): the licence the packages name,
 AGENTS.md's commands as the CLI parses them, PRIVACY.md's list of outbound requests against every
-place the code sends one, SECURITY.md's section without sign-in pages this release has not got,
+place the code sends one, SECURITY.md's section naming the sign-ins and hubs as built,
 ROUTE.md and RATINGS.md on shadow seats as built, USAGE.md's table with every page the dashboard
 registers, and the README's quick start and Limits."""
 
@@ -102,6 +102,8 @@ OUTBOUND = {
     "src/benchwarmers_mcp/upstream/listing.py": "Model listings",
     "src/benchwarmers_mcp/catalog/feeds.py": "Catalog refresh",
     "suite/rebench.py": "Real-bug tasks",
+    "src/benchwarmers_mcp/upstream/connect/oauth.py": "Sign-ins",
+    "src/benchwarmers_mcp/upstream/hubs/base.py": "Hub admin APIs",
 }
 OWN_SERVER = {"src/benchwarmers_mcp/client.py", "src/benchwarmers_mcp/app.py",
               "src/benchwarmers_mcp/upstream/transport.py"}  # the sockets under the shared client
@@ -133,11 +135,11 @@ def test_the_transport_that_sends_them_is_the_shared_client() -> None:
     assert "follow_redirects=False" in ast.unparse(made[0])
 
 
-def test_security_md_names_no_sign_in_pages_and_points_to_privacy_md() -> None:
+def test_security_md_names_sign_ins_and_hubs_and_points_to_privacy_md() -> None:
     leaves = section(read("docs/SECURITY.md"), "## What leaves the machine")
     assert "PRIVACY.md" in leaves
-    assert not re.search(r"sign-in pages?,? only when", leaves)
-    assert "no provider sign-in pages" in leaves
+    assert "provider sign-ins, only when you start one" in leaves and "a hub's admin API" in leaves
+    assert "no provider sign-in pages" not in leaves and "Keys, not sign-ins" not in read("README.md")
 
 
 # ---- ROUTE.md and RATINGS.md ---------------------------------------------------------------------------
