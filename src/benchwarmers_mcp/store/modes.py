@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwarmers_mcp.store.db import is_postgres_url
+from benchwarmers_mcp.store.folder import FILE_MODE, FOLDER_MODE  # the modes the server makes; one definition
 
-FOLDER_MODE, FILE_MODE = 0o700, 0o600
 STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the SQLite file and the ones SQLite keeps beside it
 
 
