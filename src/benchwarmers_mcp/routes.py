@@ -280,8 +280,8 @@ TABLE: tuple[Entry, ...] = (*_ROUTES, PAGES)
 def gateway_table(table: tuple[Entry, ...]) -> tuple[Entry, ...]:
     """What a gateway-only server serves (``benchwarmers gateway``): every gateway route (the
     client formats, ``/bench/*``, MCP) and the open routes that are not the dashboard's (``/health``);
-    no page, login, static file or admin route."""
-    dashboard = (WEB, ADMIN + "access:")
+    no page, login, static file, sign-in callback (it goes on to the Endpoints page) or admin route."""
+    dashboard = (WEB, ADMIN + "access:", ADMIN + "connect:")
     return tuple(e for e in table if e.access == "gateway" or e.access == "open" and not e.handler.startswith(dashboard))
 
 

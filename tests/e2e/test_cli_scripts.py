@@ -56,7 +56,9 @@ def test_help_from_the_installed_scripts() -> None:
 def test_progress_shows_only_on_a_terminal(gateway: str, upstream: str, served: FakeUpstream) -> None:
     with httpx.Client(base_url=gateway, timeout=ANSWER) as api:
         api.post("/api/endpoint", json={"name": "fake", "base": upstream}).raise_for_status()
-        api.post("/api/model/register", json={"served": "slow?latency=0.5", "endpoint": "fake", "alias": "slow"})
+        served.served.append("slow?latency=0.5")  # the fake lists it, as registration checks
+        api.post("/api/model/register", json={"served": "slow?latency=0.5", "endpoint": "fake",
+                                               "alias": "slow"}).raise_for_status()
         api.post("/api/collection", json={"name": "slow", "members": ["slow"]}).raise_for_status()
     code, out, shown = with_terminal_stderr(gateway, "ask", "slow", "hello")
     assert code == 0 and "answer from slow" in out
@@ -89,7 +91,7 @@ def test_retire_asks_on_a_terminal_and_refuses_without_one(bench_with_models: st
     assert status() == "retired"
 
     restored = ok(in_process(bench_with_models, "model", "restore", "gamma"))
-    assert restored.stdout.strip() == "restored gamma (active)"
+    assert restored.stdout.strip() == "restored gamma (untested)"  # its one status (engine/roster.py)
     scripted = ok(in_process(bench_with_models, "model", "retire", "gamma", "--yes", "--reason", "scripted"))
     assert "retired gamma: scripted" in scripted.stdout
     assert status() == "retired"

@@ -26,7 +26,7 @@ from tests.kits.servers import serve_in_thread, spawn_server
 pytestmark = pytest.mark.e2e
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-SIDEBAR = [p.path for p in discover()]  # every sidebar page, as the registry lists them
+SIDEBAR = [p.path for p in discover() if p.in_sidebar]  # every sidebar page (a panel's page: test_dashboard_judging)
 WAIT = 90_000  # ms: a loaded 2-core machine is slow, never wrong
 TOKEN = "admin-token-for-the-fit-tests-0123456789"
 # the widest thing on the page beside the document itself: what makes it scroll sideways, named

@@ -51,6 +51,17 @@ ABOUT: dict[str, About] = {
     "BENCH_SEAT_TIMEOUT": About("seat_timeout", "seconds one seat (one upstream call) may take", "120"),
     "BENCH_SEAT_WAIT": About("seat_wait", "seconds a panel seat (or a route member with another after it) may"
                                " wait for a rate window", "15"),
+    "BENCH_METRICS_TOKEN": About("metrics_token", "16+ characters: a Bearer token that opens GET /metrics alone (the"
+                                 " admin login or token opens it too)", "m" * 32,
+                                 shown="\"$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')\""),
+    "BENCH_LOG_FORMAT": About("log_format", "text, or json: one event a line (access lines included), keys masked",
+                              "json"),
+    "BENCH_BACKUP_DIR": About("backup_dir", "where the scheduler's backup job (and benchwarmers backup with no"
+                              " path) puts its copies", "/tmp/bench-backups"),
+    "BENCH_BACKUP_KEEP": About("backup_keep", "how many of the backup job's copies to keep (0: the job takes none)",
+                               "14"),
+    "BENCH_CLIENT": About("client", "who calls upstreams: builtin, or llm (the llm package and its plugins; no"
+                          " pacing from answers' rate-limit headers)", "llm"),
     "BENCH_ROUTE_FIRST_TOKEN": About("route_first_token", "route mode: seconds to the first token before failing"
                                      " over to the next member", "45"),
     "BENCH_ROUTE_TURN_TIMEOUT": About("route_turn_timeout", "route mode: seconds a whole turn may take", "900"),

@@ -129,7 +129,7 @@ class SignIns:
         await signin_store.start_flow(self.ctx.db, record, None)
         pending = _Pending(record, preset, client, device_code=code.device_code, interval=max(0.0, code.interval))
         self._pending[flow_id] = pending
-        self.ctx.tg.start_soon(self._poll, pending)
+        self.ctx.spawn(self._poll, pending, name="sign-in device poll")
         return {"flow": record.describe()}
 
     async def _local(self, preset: Preset, name: str) -> dict[str, Any]:
