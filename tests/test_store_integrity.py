@@ -148,7 +148,7 @@ def test_a_file_that_is_not_a_database_is_named_so(tmp_path: Path) -> None:
         anyio.run(_open, path)
 
 
-async def _read_after_damage(path: Path) -> tuple[str, str | None]:
+async def _read_after_damage(path: Path) -> tuple[str, str | None, int]:
     async with Database(path) as db:
         for side in (db._writer, db._reader):  # what a long-running server's cache would have let go
             assert side is not None
@@ -157,16 +157,17 @@ async def _read_after_damage(path: Path) -> tuple[str, str | None]:
         with pytest.raises(integrity.StoreDamaged) as caught:
             await db.fetchall("SELECT sum(length(answer)) FROM seats")
         assert db._reader is not None and db._writer is not None
-        return caught.value.message, db._reader.failure or db._writer.failure
+        return caught.value.message, db._reader.failure or db._writer.failure, db.error_count()
 
 
 def test_damage_met_while_serving_is_the_same_sentence_as_at_open(whole: Path, tmp_path: Path) -> None:
     """A page damaged after the check at open (a disk going bad under a running server) is met by
     a read: the store's one 503 that names the file and what to do, never sqlite3's bare error
-    (which a page would show as a failure with no way out), and /health keeps it."""
+    (which a page would show as a failure with no way out), /health keeps it and /metrics counts it."""
     copy = tmp_path / "benchwarmers.db"
     shutil.copyfile(whole, copy)
-    message, kept = anyio.run(_read_after_damage, copy)
+    message, kept, counted = anyio.run(_read_after_damage, copy)
     assert message.startswith(f"the database {copy} is damaged (database disk image is malformed)")
     assert "`benchwarmers doctor`" in message and "restore it from a backup" in message
     assert kept == message
+    assert counted == 1  # a store error like a full disk's (Database.error_count, the metrics' store errors)

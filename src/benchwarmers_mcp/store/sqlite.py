@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import aiosqlite
 import anyio
@@ -148,15 +148,26 @@ class _Inline:
                 raise _Slow from e
             if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise _Slow from e
-            if _store_failed(e):
-                raise self._unavailable(sql, e) from e
-            raise
+            self.reraise(sql, e)
         except sqlite3.DatabaseError as e:
-            if integrity.is_damage(e):
-                raise self._damaged(e) from e
-            raise
+            self.reraise(sql, e)
         finally:
             self._deadline = 0.0
+
+    def reraise(self, sql: str, e: sqlite3.DatabaseError) -> NoReturn:
+        """Raise ``mapped(sql, e)``: the store's own error, from ``e``, or ``e`` as it was."""
+        failure = self.mapped(sql, e)
+        if failure is e:
+            raise e
+        raise failure from e
+
+    def mapped(self, sql: str, e: sqlite3.DatabaseError) -> Exception:
+        """What a failure of SQLite's under ``sql`` is to the rest of the server: the store's own
+        error when the store itself failed (a full disk, I/O: ``StoreUnavailable``; a damaged page:
+        ``StoreDamaged``), counted and kept for /health; else ``e`` itself, the caller's to see."""
+        if isinstance(e, sqlite3.OperationalError):
+            return self._unavailable(sql, e) if _store_failed(e) else e
+        return self._damaged(e) if integrity.is_damage(e) else e
 
     def _unavailable(self, sql: str, e: sqlite3.Error) -> StoreUnavailable:
         """The store failed under ``sql``: a COMMIT the disk refused leaves its transaction open,
@@ -177,6 +188,7 @@ class _Inline:
         file, restore or ``benchwarmers doctor``), a 503 like any store failure, kept for /health."""
         error = integrity.StoreDamaged(self.path, str(e), header=e.sqlite_errorcode == sqlite3.SQLITE_NOTADB)
         self.failure = error.message
+        self.errors += 1
         return error
 
     async def in_thread(self, fn: Callable[[], T], sql: str = "") -> T:
@@ -190,14 +202,8 @@ class _Inline:
 
         try:
             return await anyio.to_thread.run_sync(call)
-        except sqlite3.OperationalError as e:
-            if _store_failed(e):
-                raise self._unavailable(sql, e) from e
-            raise
         except sqlite3.DatabaseError as e:
-            if integrity.is_damage(e):
-                raise self._damaged(e) from e
-            raise
+            self.reraise(sql, e)
 
     async def now(self, sql: str, fn: Callable[[], T]) -> T:
         """``fn`` inline with no checkpoint first, so nothing can cancel it: it runs whole, or (when
@@ -451,9 +457,7 @@ class SqliteDatabase(Database):
         try:
             return list(await (await self._threaded_reader()).execute_fetchall(sql, params))
         except sqlite3.DatabaseError as e:
-            if integrity.is_damage(e):
-                raise side._damaged(e) from e
-            raise
+            side.reraise(sql, e)
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
