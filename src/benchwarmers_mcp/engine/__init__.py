@@ -9,7 +9,8 @@
 ``collections``  collections as callers name and list them, and the reply mode, resolved once
 ``verdicts``     a verdict as a caller sends it, checked
 ``claims``       answers split into claims and the same claim grouped across seats (pure)
+``claim_words`` the words claims are compared by (pure; ``claims`` reads it)
 ``code_refs``    the code a text points at: files, lines, symbols (pure; ``claims`` reads it)
 """
 
-__all__ = ["claims", "code_refs", "collections", "merge", "panel", "ranking", "report", "route", "seating", "verdicts"]
+__all__ = ["claim_words", "claims", "code_refs", "collections", "merge", "panel", "ranking", "report", "route", "seating", "verdicts"]
